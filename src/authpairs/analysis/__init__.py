@@ -1,0 +1,1 @@
+"""Analysis: reads run records only, never calls a model."""

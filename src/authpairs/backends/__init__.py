@@ -1,0 +1,1 @@
+"""Backends: where a rendered chat request is answered."""

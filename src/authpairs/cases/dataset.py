@@ -1,0 +1,139 @@
+"""Datasets: an ordered collection of cases with a manifest, loaded from JSONL with clear errors.
+
+File format: one :class:`~authpairs.cases.models.Case` as a JSON object per line. A malformed
+record raises :class:`DatasetError` naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from authpairs.cases.canonical import canonical_json, sha256_hex
+from authpairs.cases.models import Case
+
+
+class DatasetError(ValueError):
+    """A dataset file or record is malformed; the message names the file, record and field."""
+
+    def __init__(self, path: str | Path, message: str, record: str | int | None = None,
+                 field: str | None = None) -> None:
+        self.path = str(path)
+        self.record = record
+        self.field = field
+        where = self.path
+        if record is not None:
+            where += f", record {record}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+def _loc(error_loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in error_loc)
+
+
+def validation_error(path: str | Path, record: str | int, exc: ValidationError) -> DatasetError:
+    """Turn a pydantic error into a :class:`DatasetError` naming the first bad field."""
+    first = exc.errors()[0]
+    return DatasetError(path, first["msg"], record=record, field=_loc(first["loc"]))
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Identity of a dataset: its name, counts and hashes.
+
+    ``public_sha256`` hashes the sorted (case id, public input hash) pairs, so it changes exactly
+    when a reviewer could see something different. ``full_sha256`` also covers reference data.
+    """
+
+    name: str
+    n_cases: int
+    public_sha256: str
+    full_sha256: str
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain-JSON form, as stored with every run."""
+        return {"name": self.name, "n_cases": self.n_cases, "public_sha256": self.public_sha256,
+                "full_sha256": self.full_sha256}
+
+
+@dataclass
+class Dataset:
+    """An ordered list of cases with unique ids."""
+
+    name: str
+    cases: list[Case] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for case in self.cases:
+            if case.case_id in seen:
+                raise DatasetError(self.name, "duplicate case id", record=case.case_id,
+                                   field="case_id")
+            seen.add(case.case_id)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def by_id(self) -> dict[str, Case]:
+        """Cases keyed by id."""
+        return {c.case_id: c for c in self.cases}
+
+    def select(self, split: str | None = None, limit: int | None = None) -> Dataset:
+        """A sub-dataset: one split ('dev'/'test'; None or 'all' keeps both), first ``limit``."""
+        chosen = [c for c in self.cases if split in (None, "all") or c.split == split]
+        if limit is not None:
+            chosen = chosen[:limit]
+        suffix = "" if split in (None, "all") else f":{split}"
+        return Dataset(name=f"{self.name}{suffix}", cases=chosen)
+
+    def manifest(self) -> Manifest:
+        """Compute this dataset's :class:`Manifest`."""
+        pairs = sorted((c.case_id, c.public_sha256()) for c in self.cases)
+        full = sorted((c.case_id, c.case_sha256()) for c in self.cases)
+        return Manifest(self.name, len(self.cases), sha256_hex(pairs), sha256_hex(full))
+
+    def write_jsonl(self, path: str | Path) -> None:
+        """Write the dataset as canonical JSONL (one case per line)."""
+        Path(path).write_text("".join(canonical_json(c) + "\n" for c in self.cases),
+                              encoding="utf-8")
+
+
+def parse_cases(path: str | Path, lines: Iterable[str]) -> list[Case]:
+    """Parse JSONL lines into cases; errors name the file, line number and field."""
+    cases: list[Case] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(path, f"invalid JSON: {exc.msg} (column {exc.colno})",
+                               record=f"line {number}") from exc
+        if not isinstance(raw, dict):
+            raise DatasetError(path, "a case must be a JSON object", record=f"line {number}")
+        record = f"line {number}" + (f" ({raw['case_id']})" if isinstance(raw.get("case_id"), str)
+                                     else "")
+        try:
+            cases.append(Case.model_validate(raw))
+        except ValidationError as exc:
+            raise validation_error(path, record, exc) from exc
+    return cases
+
+
+def load_dataset(path: str | Path, name: str | None = None) -> Dataset:
+    """Load a JSONL dataset file. Raises :class:`DatasetError` on any malformed record."""
+    p = Path(path)
+    if not p.is_file():
+        raise DatasetError(p, "dataset file not found")
+    with p.open(encoding="utf-8") as handle:
+        cases = parse_cases(p, handle)
+    return Dataset(name=name or p.stem, cases=cases)

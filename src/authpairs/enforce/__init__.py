@@ -1,0 +1,1 @@
+"""Enforcement: the enforcement point, the per-run sandbox, effect executors and verifiers."""

@@ -1,0 +1,1 @@
+"""Runs: orchestration, the SQLite record store and export."""

@@ -1,0 +1,1 @@
+"""Benchmark tracks: the language track and the native-policy track."""
