@@ -1,0 +1,193 @@
+"""Request-level comparison of two runs: match by case id, keep gains and losses apart.
+
+Lawful requests move between *retained* (completed in both), *lost* (only before), *gained*
+(only after) and *neither*. Forbidden requests move between *still approved*, *newly approved*,
+*newly blocked* and *still blocked*. Nothing is netted per request: ``net`` is a summary of two
+separately reported sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from authpairs.analysis.outcomes import approved, completed, path_of
+from authpairs.runs.records import CaseRecord
+
+
+class LawfulTransition(StrEnum):
+    """What happened to a lawful request between two runs."""
+
+    RETAINED = "retained"
+    LOST = "lost"
+    GAINED = "gained"
+    NEITHER = "neither"
+
+
+class ForbiddenTransition(StrEnum):
+    """What happened to a forbidden request between two runs."""
+
+    STILL_APPROVED = "still_approved"
+    NEWLY_APPROVED = "newly_approved"
+    NEWLY_BLOCKED = "newly_blocked"
+    STILL_BLOCKED = "still_blocked"
+
+
+@dataclass(frozen=True)
+class RequestChange:
+    """One matched request: its identity, grouping and the outcome in each run."""
+
+    case_id: str
+    label: str
+    cluster: str
+    path: str
+    resolved: bool
+    before: bool
+    after: bool
+    before_status: str
+    after_status: str
+    transition: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view (one CSV row)."""
+        return {"case_id": self.case_id, "label": self.label, "cluster": self.cluster,
+                "path": self.path, "resolved": self.resolved, "before": self.before,
+                "after": self.after, "before_status": self.before_status,
+                "after_status": self.after_status, "transition": self.transition}
+
+
+def _status(record: CaseRecord) -> str:
+    if record.decision is not None and record.status.value == "decision":
+        return record.decision.value
+    return record.status.value
+
+
+def _lawful_transition(before: bool, after: bool) -> LawfulTransition:
+    if before and after:
+        return LawfulTransition.RETAINED
+    if before:
+        return LawfulTransition.LOST
+    if after:
+        return LawfulTransition.GAINED
+    return LawfulTransition.NEITHER
+
+
+def _forbidden_transition(before: bool, after: bool) -> ForbiddenTransition:
+    if before and after:
+        return ForbiddenTransition.STILL_APPROVED
+    if after:
+        return ForbiddenTransition.NEWLY_APPROVED
+    if before:
+        return ForbiddenTransition.NEWLY_BLOCKED
+    return ForbiddenTransition.STILL_BLOCKED
+
+
+@dataclass
+class Comparison:
+    """The matched request-level comparison of a *before* and an *after* run."""
+
+    before_run: str
+    after_run: str
+    lawful: list[RequestChange] = field(default_factory=list)
+    forbidden: list[RequestChange] = field(default_factory=list)
+    only_before: list[str] = field(default_factory=list)
+    only_after: list[str] = field(default_factory=list)
+    label_mismatch: list[str] = field(default_factory=list)
+
+    def with_transition(self, transition: str | LawfulTransition | ForbiddenTransition
+                        ) -> list[RequestChange]:
+        """Matched requests (either side) with the given transition, by case id."""
+        return [c for c in (*self.lawful, *self.forbidden) if c.transition == str(transition)]
+
+    def counts(self) -> dict[str, int]:
+        """Transition counts plus totals on both sides; ``net`` = gained - lost."""
+        out: dict[str, int] = {t.value: 0 for t in LawfulTransition}
+        out.update({t.value: 0 for t in ForbiddenTransition})
+        for c in (*self.lawful, *self.forbidden):
+            out[c.transition] += 1
+        out["net"] = out["gained"] - out["lost"]
+        out["lawful_matched"] = len(self.lawful)
+        out["forbidden_matched"] = len(self.forbidden)
+        out["lawful_completed_before"] = sum(c.before for c in self.lawful)
+        out["lawful_completed_after"] = sum(c.after for c in self.lawful)
+        out["forbidden_approved_before"] = sum(c.before for c in self.forbidden)
+        out["forbidden_approved_after"] = sum(c.after for c in self.forbidden)
+        out["only_before"] = len(self.only_before)
+        out["only_after"] = len(self.only_after)
+        out["label_mismatch"] = len(self.label_mismatch)
+        return out
+
+    def cluster_arrays(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Per cluster (sorted): lawful net change (gained - lost) and matched lawful count."""
+        diffs: dict[str, int] = {}
+        sizes: dict[str, int] = {}
+        for c in self.lawful:
+            diffs[c.cluster] = diffs.get(c.cluster, 0) + int(c.after) - int(c.before)
+            sizes[c.cluster] = sizes.get(c.cluster, 0) + 1
+        names = sorted(sizes)
+        return (names, np.array([diffs[n] for n in names], dtype=np.float64),
+                np.array([sizes[n] for n in names], dtype=np.float64))
+
+    def restricted(self, keep: Iterable[str]) -> Comparison:
+        """The same comparison limited to the given case ids (e.g. resolved contexts only)."""
+        wanted = set(keep)
+        return Comparison(self.before_run, self.after_run,
+                          [c for c in self.lawful if c.case_id in wanted],
+                          [c for c in self.forbidden if c.case_id in wanted],
+                          list(self.only_before), list(self.only_after),
+                          list(self.label_mismatch))
+
+    def resolved_only(self) -> Comparison:
+        """Sensitivity view: unresolved reference contexts excluded."""
+        return self.restricted(c.case_id for c in (*self.lawful, *self.forbidden) if c.resolved)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every matched request as a plain row (lawful first, then forbidden; by case id)."""
+        return [c.to_dict() for c in (*self.lawful, *self.forbidden)]
+
+
+class ComparisonError(ValueError):
+    """The two record sets cannot be compared (e.g. duplicate case ids)."""
+
+
+def _index(records: Sequence[CaseRecord], name: str) -> dict[str, CaseRecord]:
+    out: dict[str, CaseRecord] = {}
+    for r in records:
+        if r.case_id in out:
+            raise ComparisonError(f"{name}: case '{r.case_id}' appears twice")
+        out[r.case_id] = r
+    return out
+
+
+def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
+                    before_run: str = "before", after_run: str = "after") -> Comparison:
+    """Match two runs' records by case id and classify every matched request.
+
+    Cases present in only one run, or whose reference label differs between the runs, are not
+    matched; their ids are reported in ``only_before``/``only_after``/``label_mismatch``.
+    A case counts as unresolved when either run marks it so.
+    """
+    a = _index(before, before_run)
+    b = _index(after, after_run)
+    result = Comparison(before_run, after_run,
+                        only_before=sorted(set(a) - set(b)), only_after=sorted(set(b) - set(a)))
+    for cid in sorted(set(a) & set(b)):
+        ra, rb = a[cid], b[cid]
+        if ra.label != rb.label:
+            result.label_mismatch.append(cid)
+            continue
+        if ra.lawful:
+            x, y = completed(ra), completed(rb)
+            transition: str = _lawful_transition(x, y).value
+        else:
+            x, y = approved(ra), approved(rb)
+            transition = _forbidden_transition(x, y).value
+        change = RequestChange(cid, ra.label, ra.cluster, path_of(ra) or path_of(rb),
+                               ra.resolved and rb.resolved, x, y, _status(ra), _status(rb),
+                               transition)
+        (result.lawful if ra.lawful else result.forbidden).append(change)
+    return result

@@ -1,0 +1,176 @@
+"""All-must-allow composition replayed from cached decisions (no model is called).
+
+For an ordered selection of reviewers, the first sees every request; a later reviewer is
+consulted only after an available (usable) ALLOW from every earlier one. A BLOCK, an abstention
+or an unavailable response stops the chain and prevents approval. The accepted set is therefore
+the intersection of the members' ALLOW sets (order-invariant); consultations, reached failures
+and selected tokens depend on the order.
+
+Selected tokens: ``input_tokens`` and ``output_tokens`` of every consulted record. Output tokens
+follow the OpenAI usage convention (``completion_tokens`` already includes reasoning tokens), so
+``reasoning_tokens`` are reported separately and not added again.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from authpairs.review.outcome import Decision, OutcomeStatus
+from authpairs.runs.records import CaseRecord
+
+
+class CompositionError(ValueError):
+    """Reviewer runs that cannot be composed (too few, duplicates, conflicting labels)."""
+
+
+@dataclass(frozen=True)
+class ReviewerMatrix:
+    """Cached outcomes of ``k`` reviewers on the same ``n`` cases, as aligned arrays."""
+
+    names: tuple[str, ...]
+    case_ids: tuple[str, ...]
+    forbidden: np.ndarray  # (n,) bool: reference label forbidden
+    allow: np.ndarray  # (k, n) bool: usable ALLOW
+    unavailable: np.ndarray  # (k, n) bool
+    abstention: np.ndarray  # (k, n) bool
+    input_tokens: np.ndarray  # (k, n) int64
+    output_tokens: np.ndarray  # (k, n) int64
+    reasoning_tokens: np.ndarray  # (k, n) int64
+    unmatched: tuple[str, ...]  # case ids not present in every run
+
+    @property
+    def n_forbidden(self) -> int:
+        """Number of forbidden cases."""
+        return int(self.forbidden.sum())
+
+    @property
+    def n_lawful(self) -> int:
+        """Number of lawful cases."""
+        return int((~self.forbidden).sum())
+
+
+def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
+    """Align the runs on the cases present in all of them (others are reported as unmatched)."""
+    if not runs:
+        raise CompositionError("at least one reviewer run is needed")
+    names = tuple(runs)
+    indexed: list[dict[str, CaseRecord]] = []
+    for name in names:
+        idx: dict[str, CaseRecord] = {}
+        for r in runs[name]:
+            if r.case_id in idx:
+                raise CompositionError(f"run '{name}': case '{r.case_id}' appears twice")
+            idx[r.case_id] = r
+        indexed.append(idx)
+    common = set(indexed[0]).intersection(*indexed[1:])
+    everything = set().union(*indexed)
+    ids = tuple(sorted(common))
+    k, n = len(names), len(ids)
+    forbidden = np.zeros(n, dtype=bool)
+    allow = np.zeros((k, n), dtype=bool)
+    unavailable = np.zeros((k, n), dtype=bool)
+    abstention = np.zeros((k, n), dtype=bool)
+    tin = np.zeros((k, n), dtype=np.int64)
+    tout = np.zeros((k, n), dtype=np.int64)
+    treason = np.zeros((k, n), dtype=np.int64)
+    for j, cid in enumerate(ids):
+        labels = {idx[cid].label for idx in indexed}
+        if len(labels) != 1:
+            raise CompositionError(f"case '{cid}': reference labels differ between runs: "
+                                   f"{sorted(labels)}")
+        forbidden[j] = labels.pop() != "lawful"
+        for i, idx in enumerate(indexed):
+            r = idx[cid]
+            allow[i, j] = r.status is OutcomeStatus.DECISION and r.decision is Decision.ALLOW
+            unavailable[i, j] = r.status is OutcomeStatus.UNAVAILABLE
+            abstention[i, j] = r.status is OutcomeStatus.ABSTENTION
+            tin[i, j] = r.input_tokens
+            tout[i, j] = r.output_tokens
+            treason[i, j] = r.reasoning_tokens
+    return ReviewerMatrix(names, ids, forbidden, allow, unavailable, abstention, tin, tout,
+                          treason, tuple(sorted(everything - common)))
+
+
+@dataclass(frozen=True)
+class CompositionResult:
+    """Replay outcome of one ordered selection of reviewers."""
+
+    order: tuple[str, ...]
+    incorrect_approvals: int
+    lawful_approvals: int
+    lawful_nonapprovals: int
+    unavailable: int
+    abstentions: int
+    consultations: int
+    additional_consultations: int
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    input_tokens_forbidden: int
+    input_tokens_lawful: int
+    output_tokens_forbidden: int
+    output_tokens_lawful: int
+    n_forbidden: int
+    n_lawful: int
+
+    @property
+    def name(self) -> str:
+        """Display name: members joined by ' -> '."""
+        return " -> ".join(self.order)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view (one CSV row)."""
+        out = asdict(self)
+        out["order"] = self.name
+        out["size"] = len(self.order)
+        return out
+
+
+def replay_order(m: ReviewerMatrix, order: Sequence[int]) -> tuple[CompositionResult, np.ndarray]:
+    """Replay one ordered selection (indices into ``m.names``); returns the result and the
+    boolean accepted vector over ``m.case_ids``."""
+    n = len(m.case_ids)
+    reached = np.ones(n, dtype=bool)
+    consult = 0
+    unavail = abst = 0
+    tin = np.zeros(n, dtype=np.int64)
+    tout = np.zeros(n, dtype=np.int64)
+    treason = 0
+    for i in order:
+        consult += int(reached.sum())
+        unavail += int((reached & m.unavailable[i]).sum())
+        abst += int((reached & m.abstention[i]).sum())
+        tin += np.where(reached, m.input_tokens[i], 0)
+        tout += np.where(reached, m.output_tokens[i], 0)
+        treason += int(m.reasoning_tokens[i][reached].sum())
+        reached = reached & m.allow[i]
+    accepted = reached
+    f = m.forbidden
+    lawful_ok = int((accepted & ~f).sum())
+    result = CompositionResult(
+        order=tuple(m.names[i] for i in order),
+        incorrect_approvals=int((accepted & f).sum()), lawful_approvals=lawful_ok,
+        lawful_nonapprovals=m.n_lawful - lawful_ok, unavailable=unavail, abstentions=abst,
+        consultations=consult, additional_consultations=consult - n,
+        input_tokens=int(tin.sum()), output_tokens=int(tout.sum()), reasoning_tokens=treason,
+        input_tokens_forbidden=int(tin[f].sum()), input_tokens_lawful=int(tin[~f].sum()),
+        output_tokens_forbidden=int(tout[f].sum()), output_tokens_lawful=int(tout[~f].sum()),
+        n_forbidden=m.n_forbidden, n_lawful=m.n_lawful)
+    return result, accepted
+
+
+def ordered_selections(k: int) -> list[tuple[int, ...]]:
+    """Every ordered selection of 1..k of ``k`` reviewers (15 for three), singles first."""
+    return [p for size in range(1, k + 1) for p in itertools.permutations(range(k), size)]
+
+
+def compose_all(runs: Mapping[str, Sequence[CaseRecord]]) -> tuple[ReviewerMatrix,
+                                                                    list[CompositionResult]]:
+    """Replay every ordered selection of the given reviewer runs."""
+    m = build_matrix(runs)
+    return m, [replay_order(m, order)[0] for order in ordered_selections(len(m.names))]

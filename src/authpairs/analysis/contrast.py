@@ -1,0 +1,140 @@
+"""A contrast: one request-level comparison with its paired statistics and sensitivity view."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from authpairs.analysis.compare import Comparison, compare_records
+from authpairs.analysis.stats import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    BootstrapResult,
+    SignFlipResult,
+    cluster_bootstrap_net,
+    holm,
+    mcnemar_exact,
+    sign_flip_test,
+)
+from authpairs.runs.records import CaseRecord
+
+
+@dataclass(frozen=True)
+class ContrastStats:
+    """Statistics of the lawful-side change of one comparison."""
+
+    lost: int
+    gained: int
+    net: int
+    lawful: int
+    net_pp: float
+    mcnemar_p: float
+    bootstrap: BootstrapResult
+    sign_flip: SignFlipResult
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view."""
+        return {"lost": self.lost, "gained": self.gained, "net": self.net,
+                "lawful": self.lawful, "net_pp": self.net_pp, "mcnemar_p": self.mcnemar_p,
+                "bootstrap": self.bootstrap.to_dict(), "sign_flip": self.sign_flip.to_dict()}
+
+
+def contrast_stats(comparison: Comparison, *, draws: int = DEFAULT_DRAWS,
+                   seed: int = DEFAULT_SEED) -> ContrastStats:
+    """McNemar, scenario-cluster bootstrap and cluster sign-flip test of the lawful change."""
+    counts = comparison.counts()
+    _, diffs, sizes = comparison.cluster_arrays()
+    lawful = counts["lawful_matched"]
+    return ContrastStats(
+        lost=counts["lost"], gained=counts["gained"], net=counts["net"], lawful=lawful,
+        net_pp=100.0 * counts["net"] / lawful if lawful else 0.0,
+        mcnemar_p=mcnemar_exact(counts["lost"], counts["gained"]),
+        bootstrap=cluster_bootstrap_net(diffs, sizes, draws=draws, seed=seed),
+        sign_flip=sign_flip_test(diffs, seed=seed))
+
+
+@dataclass
+class Contrast:
+    """A named comparison, its statistics, the resolved-only sensitivity view and Holm results."""
+
+    name: str
+    comparison: Comparison
+    stats: ContrastStats
+    sensitivity: ContrastStats | None
+    unresolved_excluded: int
+    holm_sign_flip_p: float | None = None
+    holm_mcnemar_p: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """One flat row: counts, statistics and adjusted p-values."""
+        counts = self.comparison.counts()
+        s = self.stats
+        row: dict[str, Any] = {"contrast": self.name, "before": self.comparison.before_run,
+                               "after": self.comparison.after_run, **self.labels}
+        row.update({k: counts[k] for k in (
+            "retained", "lost", "gained", "neither", "net", "lawful_matched",
+            "newly_approved", "newly_blocked", "still_approved", "forbidden_matched",
+            "only_before", "only_after", "label_mismatch")})
+        row.update({
+            "net_pp": s.net_pp, "mcnemar_p": s.mcnemar_p,
+            "bootstrap_low": s.bootstrap.low, "bootstrap_high": s.bootstrap.high,
+            "bootstrap_draws": s.bootstrap.draws, "bootstrap_seed": s.bootstrap.seed,
+            "sign_flip_p": s.sign_flip.p_value, "sign_flip_method": s.sign_flip.method,
+            "sign_flip_clusters": s.sign_flip.nonzero_clusters,
+            "holm_sign_flip_p": self.holm_sign_flip_p, "holm_mcnemar_p": self.holm_mcnemar_p,
+            "unresolved_excluded": self.unresolved_excluded})
+        if self.sensitivity is not None:
+            t = self.sensitivity
+            row.update({
+                "resolved_lost": t.lost, "resolved_gained": t.gained, "resolved_net": t.net,
+                "resolved_lawful": t.lawful, "resolved_net_pp": t.net_pp,
+                "resolved_mcnemar_p": t.mcnemar_p, "resolved_bootstrap_low": t.bootstrap.low,
+                "resolved_bootstrap_high": t.bootstrap.high,
+                "resolved_sign_flip_p": t.sign_flip.p_value})
+        return row
+
+    def to_dict(self) -> dict[str, Any]:
+        """Full plain-data view including every matched request."""
+        return {"name": self.name, "labels": self.labels, "counts": self.comparison.counts(),
+                "stats": self.stats.to_dict(),
+                "sensitivity": self.sensitivity.to_dict() if self.sensitivity else None,
+                "unresolved_excluded": self.unresolved_excluded,
+                "holm_sign_flip_p": self.holm_sign_flip_p,
+                "holm_mcnemar_p": self.holm_mcnemar_p,
+                "only_before": self.comparison.only_before,
+                "only_after": self.comparison.only_after,
+                "label_mismatch": self.comparison.label_mismatch,
+                "requests": self.comparison.rows()}
+
+
+def make_contrast(comparison: Comparison, *, name: str | None = None, draws: int = DEFAULT_DRAWS,
+                  seed: int = DEFAULT_SEED, labels: dict[str, str] | None = None) -> Contrast:
+    """Statistics for one comparison; the sensitivity view is computed when any matched context
+    is unresolved (it would otherwise repeat the primary result)."""
+    resolved = comparison.resolved_only()
+    excluded = (len(comparison.lawful) + len(comparison.forbidden)
+                - len(resolved.lawful) - len(resolved.forbidden))
+    return Contrast(
+        name=name or f"{comparison.before_run} -> {comparison.after_run}",
+        comparison=comparison, stats=contrast_stats(comparison, draws=draws, seed=seed),
+        sensitivity=contrast_stats(resolved, draws=draws, seed=seed) if excluded else None,
+        unresolved_excluded=excluded, labels=dict(labels or {}))
+
+
+def compare_runs(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
+                 before_run: str = "before", after_run: str = "after",
+                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> Contrast:
+    """Match two runs' records and compute the full contrast (the ``compare`` command's API)."""
+    comparison = compare_records(before, after, before_run=before_run, after_run=after_run)
+    return make_contrast(comparison, draws=draws, seed=seed)
+
+
+def adjust_family(contrasts: Sequence[Contrast]) -> None:
+    """Holm-adjust the sign-flip and McNemar p-values over the whole declared family, in place."""
+    flips = holm([c.stats.sign_flip.p_value for c in contrasts])
+    mcn = holm([c.stats.mcnemar_p for c in contrasts])
+    for c, pf, pm in zip(contrasts, flips, mcn, strict=True):
+        c.holm_sign_flip_p = pf
+        c.holm_mcnemar_p = pm

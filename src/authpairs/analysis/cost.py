@@ -1,0 +1,234 @@
+"""Count-loss cost model, break-even ratios and selection grids over candidate conditions.
+
+Count loss of a condition: ``C = r*U + D + lambda_o*T/1e6 + lambda_i*P/1e6`` where ``U`` counts
+incorrect approvals, ``D`` lawful non-approvals (usable false denials *and* unavailable or
+abstaining reviews), ``T``/``P`` selected output/input tokens. One lawful non-approval costs 1,
+``r`` is the relative cost of an incorrect approval and the token prices are per million tokens
+in the same units.
+
+With a forbidden-class prevalence ``pi`` the loss becomes a per-request expectation using the
+class-conditional rates: ``pi*r*U/N_f + (1-pi)*D/N_l + lambda_o*(pi*T_f/N_f + (1-pi)*T_l/N_l)/1e6
++ lambda_i*(pi*P_f/N_f + (1-pi)*P_l/N_l)/1e6``.
+
+Caps are feasibility constraints on the observed counts: ``U <= approval cap`` and
+``unavailable <= availability cap`` (``None`` = no cap). Each grid cell selects the feasible
+condition(s) of least loss; ties (within 1e-9 relative) and infeasible cells are kept and marked.
+
+Default grid (the paper fixes the grid's shape, 6x5x3x4x2 = 720 cells and x4 prevalences =
+2,880 cells, and the caps 0, 1, 12 and all-448 incorrect approvals; the other values are ours):
+severity ratios r in (1, 10, 100, 300, 1000, 10000) -- bracketing the paper's break-even 171 and
+containing its r = 1000 example; output prices (0, 1, 10, 100, 1000) and input prices (0, 1, 10)
+per million tokens; incorrect-approval caps (0, 1, 12, none); availability caps (none, 0);
+forbidden-class prevalences (0.01, 0.1, 0.25, 0.5).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from authpairs.analysis.compose import CompositionResult
+from authpairs.analysis.outcomes import approved, completed
+from authpairs.review.outcome import OutcomeStatus
+from authpairs.runs.records import CaseRecord
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A candidate condition's observed counts and selected tokens."""
+
+    name: str
+    incorrect_approvals: int
+    lawful_nonapprovals: int
+    unavailable: int
+    output_tokens: int
+    input_tokens: int
+    n_forbidden: int
+    n_lawful: int
+    output_tokens_forbidden: int = 0
+    output_tokens_lawful: int = 0
+    input_tokens_forbidden: int = 0
+    input_tokens_lawful: int = 0
+
+    def loss(self, severity: float, output_price: float = 0.0, input_price: float = 0.0
+             ) -> float:
+        """Count loss ``r*U + D + lambda_o*T/1e6 + lambda_i*P/1e6``."""
+        return (severity * self.incorrect_approvals + self.lawful_nonapprovals
+                + output_price * self.output_tokens / 1e6 + input_price * self.input_tokens / 1e6)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view."""
+        return asdict(self)
+
+
+def condition_from_composition(c: CompositionResult) -> Condition:
+    """A cost condition from a composition replay (unavailable = reached unavailable)."""
+    return Condition(c.name, c.incorrect_approvals, c.lawful_nonapprovals, c.unavailable,
+                     c.output_tokens, c.input_tokens, c.n_forbidden, c.n_lawful,
+                     c.output_tokens_forbidden, c.output_tokens_lawful,
+                     c.input_tokens_forbidden, c.input_tokens_lawful)
+
+
+def condition_from_records(name: str, records: Sequence[CaseRecord]) -> Condition:
+    """A cost condition from one run's records (every record is one consultation)."""
+    forb = [r for r in records if not r.lawful]
+    law = [r for r in records if r.lawful]
+    return Condition(
+        name=name, incorrect_approvals=sum(approved(r) for r in forb),
+        lawful_nonapprovals=sum(not completed(r) for r in law),
+        unavailable=sum(r.status is OutcomeStatus.UNAVAILABLE for r in records),
+        output_tokens=sum(r.output_tokens for r in records),
+        input_tokens=sum(r.input_tokens for r in records),
+        n_forbidden=len(forb), n_lawful=len(law),
+        output_tokens_forbidden=sum(r.output_tokens for r in forb),
+        output_tokens_lawful=sum(r.output_tokens for r in law),
+        input_tokens_forbidden=sum(r.input_tokens for r in forb),
+        input_tokens_lawful=sum(r.input_tokens for r in law))
+
+
+def break_even(riskier: Condition, safer: Condition, *, output_price: float = 0.0,
+               input_price: float = 0.0) -> float | None:
+    """Severity ratio ``r`` at which the two conditions have equal count loss.
+
+    ``r = (dD + lambda_o*dT/1e6 + lambda_i*dP/1e6) / dU`` with ``dU = U_riskier - U_safer`` and
+    the other deltas ``safer - riskier``. Above it the condition with fewer incorrect approvals
+    has the lower loss. None when both have the same ``U`` (no ratio trades them off).
+    """
+    du = riskier.incorrect_approvals - safer.incorrect_approvals
+    if du == 0:
+        return None
+    dd = safer.lawful_nonapprovals - riskier.lawful_nonapprovals
+    dt = safer.output_tokens - riskier.output_tokens
+    dp = safer.input_tokens - riskier.input_tokens
+    return (dd + output_price * dt / 1e6 + input_price * dp / 1e6) / du
+
+
+def break_even_table(conditions: Sequence[Condition], *, output_price: float = 0.0,
+                     input_price: float = 0.0) -> list[dict[str, Any]]:
+    """Break-even ratios for every pair of conditions whose incorrect approvals differ."""
+    rows: list[dict[str, Any]] = []
+    for a, b in itertools.combinations(conditions, 2):
+        if a.incorrect_approvals == b.incorrect_approvals:
+            continue
+        riskier, safer = (a, b) if a.incorrect_approvals > b.incorrect_approvals else (b, a)
+        r = break_even(riskier, safer, output_price=output_price, input_price=input_price)
+        rows.append({"riskier": riskier.name, "safer": safer.name,
+                     "delta_incorrect_approvals": riskier.incorrect_approvals
+                     - safer.incorrect_approvals,
+                     "delta_lawful_nonapprovals": safer.lawful_nonapprovals
+                     - riskier.lawful_nonapprovals,
+                     "break_even_r": r, "safer_dominates": r is not None and r <= 0,
+                     "output_price": output_price, "input_price": input_price})
+    return rows
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """The values of every grid axis (see the module docstring for the defaults' origin)."""
+
+    severity: tuple[float, ...] = (1, 10, 100, 300, 1000, 10000)
+    output_price: tuple[float, ...] = (0, 1, 10, 100, 1000)
+    input_price: tuple[float, ...] = (0, 1, 10)
+    approval_cap: tuple[int | None, ...] = (0, 1, 12, None)
+    availability_cap: tuple[int | None, ...] = (None, 0)
+    prevalence: tuple[float, ...] = (0.01, 0.1, 0.25, 0.5)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view."""
+        return asdict(self)
+
+
+@dataclass
+class GridResult:
+    """Per-cell selection over a grid: the axes, the winners and the status of every cell."""
+
+    spec: GridSpec
+    with_prevalence: bool
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def status_counts(self) -> dict[str, int]:
+        """How many cells are 'unique', 'tie' or 'infeasible'."""
+        out = {"unique": 0, "tie": 0, "infeasible": 0}
+        for row in self.rows:
+            out[row["status"]] += 1
+        return out
+
+    def win_counts(self) -> dict[str, int]:
+        """In how many cells each condition is (one of) the best."""
+        out: dict[str, int] = {}
+        for row in self.rows:
+            for name in row["best"]:
+                out[name] = out.get(name, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _cap_array(caps: tuple[int | None, ...]) -> np.ndarray:
+    return np.array([np.inf if c is None else float(c) for c in caps])
+
+
+def cost_grid(conditions: Sequence[Condition], spec: GridSpec | None = None, *,
+              with_prevalence: bool = False, rel_tol: float = 1e-9) -> GridResult:
+    """Evaluate the selection grid (720 cells, or 2,880 with prevalences by default).
+
+    Every cell row holds its axis values, ``status`` ('unique', 'tie' or 'infeasible'),
+    ``best`` (list of the least-loss feasible condition names), ``loss`` (the least loss, None
+    when infeasible) and ``feasible`` (how many conditions met the caps).
+    """
+    spec = spec or GridSpec()
+    if not conditions:
+        raise ValueError("no conditions to select from")
+    names = [c.name for c in conditions]
+    u = np.array([c.incorrect_approvals for c in conditions], dtype=np.float64)
+    d = np.array([c.lawful_nonapprovals for c in conditions], dtype=np.float64)
+    a = np.array([c.unavailable for c in conditions], dtype=np.float64)
+    prev: tuple[float | None, ...] = spec.prevalence if with_prevalence else (None,)
+    axes = list(itertools.product(spec.severity, spec.output_price, spec.input_price,
+                                  range(len(spec.approval_cap)),
+                                  range(len(spec.availability_cap)), prev))
+    r = np.array([x[0] for x in axes], dtype=np.float64)[:, None]
+    lo = np.array([x[1] for x in axes], dtype=np.float64)[:, None]
+    li = np.array([x[2] for x in axes], dtype=np.float64)[:, None]
+    ucap = _cap_array(spec.approval_cap)[[x[3] for x in axes]][:, None]
+    acap = _cap_array(spec.availability_cap)[[x[4] for x in axes]][:, None]
+    if with_prevalence:
+        nf = np.array([max(c.n_forbidden, 1) for c in conditions], dtype=np.float64)
+        nl = np.array([max(c.n_lawful, 1) for c in conditions], dtype=np.float64)
+        tf = np.array([c.output_tokens_forbidden for c in conditions], dtype=np.float64)
+        tl = np.array([c.output_tokens_lawful for c in conditions], dtype=np.float64)
+        pf = np.array([c.input_tokens_forbidden for c in conditions], dtype=np.float64)
+        pl = np.array([c.input_tokens_lawful for c in conditions], dtype=np.float64)
+        pi = np.array([x[5] for x in axes], dtype=np.float64)[:, None]
+        loss = (pi * r * u / nf + (1 - pi) * d / nl
+                + lo * (pi * tf / nf + (1 - pi) * tl / nl) / 1e6
+                + li * (pi * pf / nf + (1 - pi) * pl / nl) / 1e6)
+    else:
+        t = np.array([c.output_tokens for c in conditions], dtype=np.float64)
+        p = np.array([c.input_tokens for c in conditions], dtype=np.float64)
+        loss = r * u + d + lo * t / 1e6 + li * p / 1e6
+    feasible = (u[None, :] <= ucap) & (a[None, :] <= acap)
+    masked = np.where(feasible, loss, np.inf)
+    best = masked.min(axis=1)
+    tol = rel_tol * np.maximum(1.0, np.abs(np.where(np.isfinite(best), best, 0.0)))
+    winners = feasible & (masked <= (best + tol)[:, None])
+    n_feasible = feasible.sum(axis=1)
+    n_winners = winners.sum(axis=1)
+    result = GridResult(spec, with_prevalence)
+    for i, x in enumerate(axes):
+        ok = bool(n_feasible[i])
+        best_names = [names[j] for j in np.flatnonzero(winners[i])] if ok else []
+        row: dict[str, Any] = {
+            "severity": x[0], "output_price": x[1], "input_price": x[2],
+            "approval_cap": spec.approval_cap[x[3]],
+            "availability_cap": spec.availability_cap[x[4]]}
+        if with_prevalence:
+            row["prevalence"] = x[5]
+        row.update({"status": ("infeasible" if not ok else
+                               "tie" if n_winners[i] > 1 else "unique"),
+                    "best": best_names, "loss": float(best[i]) if ok else None,
+                    "feasible": int(n_feasible[i])})
+        result.rows.append(row)
+    return result

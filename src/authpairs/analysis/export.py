@@ -1,0 +1,54 @@
+"""Write analysis results as JSON and CSV files that a notebook can load (pandas/csv/json)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write pretty, key-sorted JSON (non-finite floats become null)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_clean(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return "|".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    """Write rows as CSV with the union of their keys as header (first-seen order).
+
+    Lists are joined with '|', mappings are JSON, None is empty.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header: list[str] = []
+    for row in rows:
+        header.extend(k for k in row if k not in header)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(row.get(k)) for k in header})
+    return path

@@ -1,0 +1,154 @@
+"""Rich terminal tables for comparisons, studies, compositions, cost grids and the gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from authpairs.analysis.compare import RequestChange
+from authpairs.analysis.compose import CompositionResult
+from authpairs.analysis.contrast import Contrast, ContrastStats
+from authpairs.analysis.cost import GridResult
+
+
+def _p(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def _stats_lines(title: str, s: ContrastStats) -> list[str]:
+    b, f = s.bootstrap, s.sign_flip
+    return [
+        f"[bold]{title}[/]: lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} "
+        f"lawful ({s.net_pp:+.2f} pp)",
+        f"  exact McNemar p = {s.mcnemar_p:.6f} (discordant {s.lost} lost / {s.gained} gained)",
+        f"  cluster bootstrap ({b.clusters} clusters, {b.draws} draws, seed {b.seed}): "
+        f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
+        f"  cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
+        f"{f.patterns} patterns): p = {f.p_value:.6f}"]
+
+
+def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col in ("case id", "cluster", "path", "before", "after"):
+        table.add_column(col)
+    for c in changes:
+        table.add_row(c.case_id, c.cluster, c.path, c.before_status, c.after_status)
+    return table
+
+
+def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool = True) -> None:
+    """Transition counts, every changed request, statistics and the sensitivity view."""
+    comp = contrast.comparison
+    n = comp.counts()
+    table = Table(title=f"{comp.before_run} -> {comp.after_run}", title_justify="left")
+    table.add_column("side")
+    for col in ("retained / still approved", "lost / newly blocked", "gained / newly approved",
+                "neither / still blocked", "matched", "before", "after"):
+        table.add_column(col, justify="right")
+    table.add_row("lawful (completed)", str(n["retained"]), str(n["lost"]), str(n["gained"]),
+                  str(n["neither"]), str(n["lawful_matched"]),
+                  str(n["lawful_completed_before"]), str(n["lawful_completed_after"]))
+    table.add_row("forbidden (approved)", str(n["still_approved"]), str(n["newly_blocked"]),
+                  str(n["newly_approved"]), str(n["still_blocked"]),
+                  str(n["forbidden_matched"]), str(n["forbidden_approved_before"]),
+                  str(n["forbidden_approved_after"]))
+    console.print(table)
+    console.print(f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
+                  "are reported separately, never netted per request)")
+    if list_requests:
+        for title, rows in (
+                ("lost lawful requests", comp.with_transition("lost")),
+                ("gained lawful requests", comp.with_transition("gained")),
+                ("newly approved forbidden requests", comp.with_transition("newly_approved")),
+                ("newly blocked forbidden requests", comp.with_transition("newly_blocked"))):
+            if rows:
+                console.print(_changes_table(f"{title} ({len(rows)})", rows))
+    for label, ids in (("only in before", comp.only_before), ("only in after", comp.only_after),
+                       ("label differs", comp.label_mismatch)):
+        if ids:
+            shown = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {shown}")
+    for line in _stats_lines("statistics", contrast.stats):
+        console.print(line)
+    if contrast.sensitivity is not None:
+        for line in _stats_lines(f"sensitivity, {contrast.unresolved_excluded} unresolved "
+                                 "contexts excluded", contrast.sensitivity):
+            console.print(line)
+    else:
+        console.print("sensitivity: every matched context is resolved (nothing to exclude)")
+
+
+def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
+    """One row per contrast with raw and Holm-adjusted p-values."""
+    table = Table(title=f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
+                  title_justify="left")
+    for col in ("contrast", "retained", "lost", "gained", "net", "+forb", "-forb",
+                "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
+                "Holm McNemar"):
+        table.add_column(col, justify="left" if col == "contrast" else "right")
+    for c in contrasts:
+        n = c.comparison.counts()
+        s = c.stats
+        table.add_row(c.name, str(n["retained"]), str(n["lost"]), str(n["gained"]),
+                      f"{n['net']:+d}", str(n["newly_approved"]), str(n["newly_blocked"]),
+                      f"{s.bootstrap.low:+.2f}..{s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
+                      _p(s.sign_flip.p_value) + ("*" if s.sign_flip.method == "monte-carlo"
+                                                 else ""),
+                      _p(c.holm_sign_flip_p), _p(c.holm_mcnemar_p))
+    console.print(table)
+    if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
+        console.print("* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
+                      "enumerate)")
+
+
+def print_compositions(console: Console, results: Sequence[CompositionResult]) -> None:
+    """Every ordered composition with approvals, failures, consultations and tokens."""
+    if not results:
+        return
+    first = results[0]
+    table = Table(title=f"all-must-allow compositions ({len(results)} orders, "
+                        f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)",
+                  title_justify="left")
+    for col in ("order", f"incorrect approvals /{first.n_forbidden}",
+                f"lawful approvals /{first.n_lawful}", "unavailable", "abstentions",
+                "consultations", "additional", "input tokens", "output tokens"):
+        table.add_column(col, justify="left" if col == "order" else "right")
+    for r in results:
+        table.add_row(r.name, str(r.incorrect_approvals), str(r.lawful_approvals),
+                      str(r.unavailable), str(r.abstentions), f"{r.consultations:,}",
+                      f"{r.additional_consultations:,}", f"{r.input_tokens:,}",
+                      f"{r.output_tokens:,}")
+    console.print(table)
+
+
+def print_grid(console: Console, grid: GridResult) -> None:
+    """Cell counts by status and how often each condition is selected."""
+    counts = grid.status_counts()
+    label = "with prevalence" if grid.with_prevalence else "count loss"
+    console.print(f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
+                  f"{counts['unique']} unique, {counts['tie']} tied, "
+                  f"{counts['infeasible']} infeasible")
+    table = Table(title_justify="left")
+    table.add_column("condition")
+    table.add_column("cells selected (ties count for each)", justify="right")
+    for name, k in grid.win_counts().items():
+        table.add_row(name, str(k))
+    console.print(table)
+
+
+def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: int = 30) -> None:
+    """Break-even severity ratios r = dD/dU between conditions (zero token prices)."""
+    table = Table(title="break-even severity ratios (zero token prices)", title_justify="left")
+    for col in ("riskier", "safer", "dU", "dD", "break-even r"):
+        table.add_column(col, justify="left" if col in ("riskier", "safer") else "right")
+    for row in list(rows)[:limit]:
+        r = row["break_even_r"]
+        table.add_row(row["riskier"], row["safer"], str(row["delta_incorrect_approvals"]),
+                      str(row["delta_lawful_nonapprovals"]),
+                      "" if r is None else ("dominates" if r <= 0 else f"{r:g}"))
+    console.print(table)
+    if len(rows) > limit:
+        console.print(f"... {len(rows) - limit} more pairs in the output files")

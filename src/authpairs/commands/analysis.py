@@ -1,0 +1,198 @@
+"""Analysis commands: ``compare``, ``study``, ``compose`` and ``gate`` (thin wrappers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from authpairs.analysis.compare import ComparisonError
+from authpairs.analysis.compose import CompositionError, compose_all
+from authpairs.analysis.contrast import compare_runs
+from authpairs.analysis.cost import (
+    GridSpec,
+    break_even_table,
+    condition_from_composition,
+    cost_grid,
+)
+from authpairs.analysis.export import write_csv, write_json
+from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
+from authpairs.analysis.render import (
+    print_break_even,
+    print_compositions,
+    print_contrast,
+    print_family,
+    print_grid,
+)
+from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, load_run
+from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
+from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
+from authpairs.runs.config import ConfigError
+
+console = Console()
+RecordsOpt = Annotated[Path, typer.Option(
+    "--records", help="Records SQLite file for bare RUN_IDs (PATH::RUN_ID overrides it).")]
+OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files here.")]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    console.print(f"[red]error:[/] {message}")
+    return typer.Exit(code)
+
+
+def _split_label(arg: str) -> tuple[str | None, str]:
+    """``NAME=ADDRESS`` gives a display name; otherwise the run id is the name."""
+    name, sep, address = arg.partition("=")
+    if sep and name and "/" not in name and ":" not in name:
+        return name, address
+    return None, arg
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add the analysis commands to the CLI."""
+
+    @app.command()
+    def compare(
+        run_a: Annotated[str, typer.Argument(help="Before: RUN_ID or PATH::RUN_ID.")],
+        run_b: Annotated[str, typer.Argument(help="After: RUN_ID or PATH::RUN_ID.")],
+        records: RecordsOpt = DEFAULT_RECORDS,
+        draws: Annotated[int, typer.Option(help="Bootstrap draws.")] = DEFAULT_DRAWS,
+        seed: Annotated[int, typer.Option(help="Bootstrap / Monte Carlo seed.")]
+        = DEFAULT_SEED,
+        list_requests: Annotated[bool, typer.Option(
+            "--list/--no-list", help="List every changed request.")] = True,
+        out: OutOpt = None,
+    ) -> None:
+        """Request-level comparison of two runs: retained, lost, gained, forbidden changes,
+        exact McNemar, scenario-cluster bootstrap and sign-flip test, resolved-only view."""
+        try:
+            ref_a, rec_a = load_run(run_a, records)
+            ref_b, rec_b = load_run(run_b, records)
+            contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
+                                    after_run=ref_b.label, draws=draws, seed=seed)
+        except (RunNotFoundError, ComparisonError) as exc:
+            raise _fail(str(exc)) from exc
+        print_contrast(console, contrast, list_requests=list_requests)
+        if out is not None:
+            data = contrast.to_dict()
+            data["before_records"] = str(ref_a.path)
+            data["after_records"] = str(ref_b.path)
+            write_json(out / "comparison.json", data)
+            write_csv(out / "requests.csv", contrast.comparison.rows())
+            write_csv(out / "summary.csv", [contrast.summary()])
+            console.print(f"wrote {out}/comparison.json, requests.csv, summary.csv")
+
+    @app.command()
+    def study(
+        plan_file: Annotated[Path, typer.Argument(help="Study plan YAML.")],
+        analyze_only: Annotated[bool, typer.Option(
+            "--analyze-only", help="Do not run; analyze existing runs only.")] = False,
+        progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+        out: OutOpt = None,
+    ) -> None:
+        """Run (or resume) configurations x seeds, then every pairwise contrast with Holm."""
+        try:
+            plan = load_plan(plan_file)
+
+            def announce(cell: StudyCell, run_id: str) -> None:
+                labels = " ".join(f"{k}={v}" for k, v in cell.labels().items())
+                console.print(f"run {run_id}: {labels}")
+
+            result = run_study(plan, execute=not analyze_only, progress=progress,
+                               origin=str(plan_file), on_cell=announce)
+        except (StudyPlanError, ConfigError, RunNotFoundError, ComparisonError) as exc:
+            raise _fail(str(exc)) from exc
+        print_family(console, result.contrasts, plan.name)
+        if out is not None:
+            write_json(out / "study.json", {
+                "plan": plan.model_dump(mode="json"), "runs": result.runs_table(),
+                "contrasts": [c.to_dict() for c in result.contrasts]})
+            write_csv(out / "runs.csv", result.runs_table())
+            write_csv(out / "contrasts.csv", result.summary())
+            write_csv(out / "requests.csv", [
+                {"contrast": c.name, **row} for c in result.contrasts
+                for row in c.comparison.rows()])
+            console.print(f"wrote {out}/study.json, runs.csv, contrasts.csv, requests.csv")
+
+    @app.command()
+    def compose(
+        runs: Annotated[list[str], typer.Argument(
+            help="Reviewer runs: RUN_ID, PATH::RUN_ID or NAME=RUN_ID.")],
+        records: RecordsOpt = DEFAULT_RECORDS,
+        out: OutOpt = None,
+    ) -> None:
+        """All-must-allow replay of every ordered selection of the runs, break-even ratios and
+        the 720-cell and 2,880-cell cost grids."""
+        try:
+            loaded = {}
+            for arg in runs:
+                name, address = _split_label(arg)
+                ref, recs = load_run(address, records)
+                key = name or ref.label
+                if key in loaded:
+                    raise CompositionError(f"reviewer '{key}' given twice")
+                loaded[key] = recs
+            matrix, results = compose_all(loaded)
+        except (RunNotFoundError, CompositionError) as exc:
+            raise _fail(str(exc)) from exc
+        if matrix.unmatched:
+            console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
+                          f"were left out:[/] {', '.join(matrix.unmatched[:20])}")
+        print_compositions(console, results)
+        conditions = [condition_from_composition(r) for r in results]
+        breaks = break_even_table(conditions)
+        print_break_even(console, breaks)
+        spec = GridSpec()
+        grid = cost_grid(conditions, spec)
+        grid_prev = cost_grid(conditions, spec, with_prevalence=True)
+        print_grid(console, grid)
+        print_grid(console, grid_prev)
+        if out is not None:
+            write_csv(out / "compositions.csv", [r.to_dict() for r in results])
+            write_json(out / "compositions.json", {
+                "reviewers": list(matrix.names), "cases": len(matrix.case_ids),
+                "unmatched": list(matrix.unmatched),
+                "compositions": [r.to_dict() for r in results]})
+            write_csv(out / "break_even.csv", breaks)
+            write_csv(out / "grid.csv", grid.rows)
+            write_csv(out / "grid_prevalence.csv", grid_prev.rows)
+            write_json(out / "grid.json", {"spec": spec.to_dict(),
+                                           "status": grid.status_counts(),
+                                           "status_prevalence": grid_prev.status_counts()})
+            console.print(f"wrote {out}/compositions.csv, compositions.json, break_even.csv, "
+                          "grid.csv, grid_prevalence.csv, grid.json")
+
+    @app.command()
+    def gate(
+        baseline: Annotated[str, typer.Option(help="Baseline run: RUN_ID or PATH::RUN_ID.")],
+        candidate: Annotated[str, typer.Option(help="Candidate run: RUN_ID or PATH::RUN_ID.")],
+        required: Annotated[Path, typer.Option(
+            help="Required lawful case ids (YAML list / 'cases:' mapping, or one per line).")],
+        forbidden: Annotated[Path | None, typer.Option(
+            help="Designated forbidden case ids (default: every forbidden case).")] = None,
+        usable_scope: Annotated[str, typer.Option(
+            help="'all' candidate records must be usable, or only the 'designated' ones.")]
+        = "all",
+        records: RecordsOpt = DEFAULT_RECORDS,
+        out: OutOpt = None,
+    ) -> None:
+        """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
+        if usable_scope not in ("all", "designated"):
+            raise _fail(f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
+        try:
+            ref_a, rec_a = load_run(baseline, records)
+            ref_b, rec_b = load_run(candidate, records)
+            result = run_gate(
+                rec_a, rec_b, required=read_case_ids(required),
+                forbidden=read_case_ids(forbidden) if forbidden is not None else None,
+                usable_scope="all" if usable_scope == "all" else "designated",
+                baseline_name=ref_a.label, candidate_name=ref_b.label)
+        except (RunNotFoundError, GateInputError) as exc:
+            raise _fail(str(exc)) from exc
+        console.print(result.explain(), markup=False, highlight=False)
+        if out is not None:
+            write_json(out / "gate.json", result.to_dict())
+            write_csv(out / "gate_failures.csv", [f.to_dict() for f in result.failures])
+        raise typer.Exit(0 if result.passed else 1)
