@@ -1,0 +1,192 @@
+"""The enforcement point: dispatch decision + public effect descriptor in, EffectRecord out.
+
+:class:`LocalEnforcer` implements :class:`~authpairs.enforce.base.Enforcer`. For each case it
+
+1. checks its inputs: a ``str`` case id, an :class:`EffectDescriptor` (or None) and a
+   :class:`Dispatch` -- nothing else, so a Case, its reference half or a label cannot be passed;
+2. validates the descriptor (hostile arguments are rejected here with a clear error);
+3. seeds the named resources in the case's scope (deterministic initial state);
+4. digests the whole sandbox and observes the targeted resources (verifier channel);
+5. on ALLOW runs the executor; on BLOCK does nothing;
+6. observes again, judges the before/after pair against the descriptor, and checks that nothing
+   outside the targets changed (for BLOCK: that nothing changed at all).
+
+``verified`` is True only when the operation was executed, the verifier confirmed the target
+changed exactly as described, and no unrelated resource changed. ``audit_ok`` is True when the
+observation matches the dispatch: ALLOW -> verified; BLOCK -> nothing changed anywhere.
+Calls are serialized (one lock), so concurrent callers never see each other's changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from authpairs.cases.models import EffectDescriptor
+from authpairs.enforce.descriptors import DescriptorError, parse_params
+from authpairs.enforce.execute import EXECUTORS, ExecContext, ExecuteFn, ExecutionError
+from authpairs.enforce.safepath import ContainmentError
+from authpairs.enforce.sandbox import Sandbox
+from authpairs.enforce.verify import VERIFIERS, ObservationError, ReadChannel, Verifier
+from authpairs.enforce.verify.digest import changed, changed_outside, snapshot
+from authpairs.review.outcome import Dispatch
+from authpairs.runs.records import EffectRecord
+
+MAX_LISTED_CHANGES = 20
+
+
+def check_inputs(case_id: object, effect: object, dispatch: object) -> None:
+    """Refuse anything but ``(str, EffectDescriptor | None, Dispatch)``.
+
+    This is what keeps the reference label out of the enforcement point: a Case, a PublicCase,
+    a Reference, a label string or a dict is a TypeError.
+    """
+    if not isinstance(case_id, str):
+        raise TypeError(f"case_id must be a str, got {type(case_id).__name__}")
+    if effect is not None and type(effect) is not EffectDescriptor:
+        raise TypeError("effect must be an EffectDescriptor or None (the public descriptor "
+                        f"only), got {type(effect).__name__}")
+    if not isinstance(dispatch, Dispatch):
+        raise TypeError(f"dispatch must be a Dispatch, got {type(dispatch).__name__}")
+
+
+def decision_only(dispatch: Dispatch) -> EffectRecord:
+    """The record of a case without an effect (native track): nothing executed or verified."""
+    return EffectRecord(executed=False, effect_type=None, effect={},
+                        observation={"decision_only": True, "dispatch": dispatch.value},
+                        verified=False, audit_ok=True)
+
+
+class LocalEnforcer:
+    """Enforcer over a per-run :class:`Sandbox`. Use as ``with LocalEnforcer() as enf: ...``.
+
+    ``executors`` / ``verifiers`` override entries of the registries (tests inject faulty
+    executors this way); ``parent`` and ``keep`` are passed to the sandbox.
+    """
+
+    def __init__(self, parent: Path | None = None, *, keep: bool = False,
+                 executors: Mapping[str, ExecuteFn] | None = None,
+                 verifiers: Mapping[str, Verifier] | None = None) -> None:
+        self.sandbox = Sandbox(parent, keep=keep)
+        self._executors: dict[str, ExecuteFn] = {**EXECUTORS, **(executors or {})}
+        self._verifiers: dict[str, Verifier] = {**VERIFIERS, **(verifiers or {})}
+        self._channel: ReadChannel | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> LocalEnforcer:
+        self.sandbox.start()
+        try:
+            self._channel = ReadChannel(self.sandbox.root, self.sandbox.db_path,
+                                        self.sandbox.base_url)
+        except BaseException:
+            self.sandbox.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        self.sandbox.stop()
+
+    def enforce(self, case_id: str, effect: EffectDescriptor | None,
+                dispatch: Dispatch) -> EffectRecord:
+        """Execute on ALLOW, leave unexecuted on BLOCK, verify independently, audit."""
+        check_inputs(case_id, effect, dispatch)
+        if effect is None:
+            return decision_only(dispatch)
+        if self._channel is None:
+            raise RuntimeError("LocalEnforcer is not running; use it as a context manager")
+        with self._lock:
+            return self._enforce(case_id, effect, dispatch, self._channel)
+
+    # -- internals -------------------------------------------------------------------------
+    def _refused(self, effect: EffectDescriptor, dispatch: Dispatch, error: str) -> EffectRecord:
+        # Nothing was executed: that matches a BLOCK, and is a failed ALLOW.
+        return EffectRecord(executed=False, effect_type=effect.type,
+                            observation={"dispatch": dispatch.value}, verified=False,
+                            audit_ok=dispatch is Dispatch.BLOCK, error=error)
+
+    def _enforce(self, case_id: str, effect: EffectDescriptor, dispatch: Dispatch,
+                 ch: ReadChannel) -> EffectRecord:
+        try:
+            params = parse_params(effect)
+        except DescriptorError as exc:
+            return self._refused(effect, dispatch, f"invalid descriptor: {exc}")
+        sb = self.sandbox
+        try:
+            scope = sb.open_scope(case_id)
+            sb.seed(effect.type, params, scope)
+        except (ContainmentError, OSError, sqlite3.Error) as exc:
+            sb.db.rollback()
+            return self._refused(effect, dispatch, f"sandbox refused to prepare resources: {exc}")
+        verifier = self._verifiers[effect.type]
+        targets = verifier.targets(params, scope)
+        try:
+            snap_before = snapshot(ch)
+            before = verifier.observe(params, scope, ch)
+        except (ObservationError, OSError, sqlite3.Error) as exc:
+            return self._refused(effect, dispatch, f"verifier could not observe: {exc}")
+
+        executed, result, error = False, {}, None
+        if dispatch is Dispatch.ALLOW:
+            try:
+                result = self._executors[effect.type](params, ExecContext(sb.db, sb.root, scope))
+                if sb.db.in_transaction:
+                    sb.db.commit()
+                executed = True
+            except (ExecutionError, ContainmentError, OSError, sqlite3.Error, ValueError) as exc:
+                sb.db.rollback()
+                error = f"executor refused: {exc}"
+
+        observation: dict[str, Any] = {"dispatch": dispatch.value, "before": before}
+        try:
+            after = verifier.observe(params, scope, ch)
+            snap_after = snapshot(ch)
+        except (ObservationError, OSError, sqlite3.Error) as exc:
+            return EffectRecord(executed=executed, effect_type=effect.type,
+                                effect={"scope": scope, "result": result},
+                                observation=observation, verified=False, audit_ok=False,
+                                error=f"verifier could not observe: {exc}")
+        allowed = targets if dispatch is Dispatch.ALLOW else []
+        outside = changed_outside(snap_before, snap_after, allowed)
+        judgement = verifier.judge(params, before, after)
+        target_changed = before != after
+        observation |= {
+            "after": after,
+            "primary_ok": judgement.ok,
+            "judgement": judgement.detail,
+            "target_changed": target_changed,
+            "unrelated_unchanged": not outside,
+            "unrelated_changed": ["/".join(k) for k in outside[:MAX_LISTED_CHANGES]],
+            "changed_total": len(changed(snap_before, snap_after)),
+            "resources_checked": len(snap_after),
+        }
+        if dispatch is Dispatch.ALLOW:
+            verified = executed and judgement.ok and not outside
+            audit_ok = verified
+        else:
+            verified = False
+            audit_ok = not target_changed and not outside
+        return EffectRecord(executed=executed, effect_type=effect.type,
+                            effect={"scope": scope, "result": result}, observation=observation,
+                            verified=verified, audit_ok=audit_ok, error=error)
+
+
+class DecisionOnlyEnforcer:
+    """Enforcer for runs with ``enforce: false``: records decisions, executes nothing."""
+
+    def __enter__(self) -> DecisionOnlyEnforcer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def enforce(self, case_id: str, effect: EffectDescriptor | None,
+                dispatch: Dispatch) -> EffectRecord:
+        """A decision-only record for every case."""
+        check_inputs(case_id, effect, dispatch)
+        return decision_only(dispatch)

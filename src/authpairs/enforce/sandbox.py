@@ -1,0 +1,118 @@
+"""The per-run sandbox: a temporary directory with a SQLite database, files, Ed25519 keys and a
+local HTTP server, started and stopped as a context manager.
+
+Nothing outlives the ``with`` block: the server thread is joined, its port closed, the database
+connection closed and (unless ``keep=True``) the directory removed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+from authpairs.enforce import layout
+from authpairs.enforce.descriptors import EffectParams
+from authpairs.enforce.httpserver import LocalHTTPServer
+from authpairs.enforce.seeding import seed_for, seed_global
+
+
+class Sandbox:
+    """Local resources for one run. Use as ``with Sandbox() as sb: ...``.
+
+    ``parent`` is where the temporary directory is created (default: the system temp dir);
+    ``keep`` leaves the directory in place after exit for inspection.
+    """
+
+    def __init__(self, parent: Path | None = None, keep: bool = False) -> None:
+        self._parent = parent
+        self._keep = keep
+        self._root: Path | None = None
+        self._db: sqlite3.Connection | None = None
+        self.http: LocalHTTPServer | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Create the directory, schema, keys and global resources; start the HTTP server."""
+        if self._root is not None:
+            raise RuntimeError("sandbox already started")
+        root = Path(tempfile.mkdtemp(prefix="authpairs-sandbox-", dir=self._parent)).resolve()
+        self._root = root
+        try:
+            for top in ("files", "www", "keys"):
+                (root / top).mkdir(mode=0o755)
+            (root / "keys" / "private").mkdir(mode=0o700)
+            db = sqlite3.connect(root / layout.DB_NAME, check_same_thread=False,
+                                 isolation_level="DEFERRED")
+            self._db = db
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(layout.SCHEMA)
+            seed_global(db, root)
+            self.http = LocalHTTPServer(root)
+            self.http.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop the server, close the database and remove the directory (unless kept)."""
+        if self.http is not None:
+            self.http.stop()
+            self.http = None
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        if self._root is not None and not self._keep:
+            shutil.rmtree(self._root, ignore_errors=True)
+        self._root = None
+
+    # -- access ----------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        """The sandbox directory."""
+        if self._root is None:
+            raise RuntimeError("sandbox is not running")
+        return self._root
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The executor-side read-write database connection."""
+        if self._db is None:
+            raise RuntimeError("sandbox is not running")
+        return self._db
+
+    @property
+    def db_path(self) -> Path:
+        """Path of the SQLite database."""
+        return self.root / layout.DB_NAME
+
+    @property
+    def base_url(self) -> str:
+        """Base URL of the local HTTP server."""
+        if self.http is None:
+            raise RuntimeError("sandbox is not running")
+        return self.http.base_url
+
+    # -- seeding ---------------------------------------------------------------------------
+    def open_scope(self, case_id: str) -> str:
+        """Register the scope of a case and return its name."""
+        scope = layout.scope_for(case_id)
+        self.db.execute("INSERT OR IGNORE INTO scopes (scope, case_id) VALUES (?, ?)",
+                        (scope, case_id))
+        self.db.commit()
+        return scope
+
+    def seed(self, effect_type: str, params: EffectParams, scope: str) -> None:
+        """Create the resources a descriptor names, with deterministic initial state."""
+        seed_for(self.db, self.root, effect_type, params, scope)
