@@ -43,19 +43,24 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     """Transition counts, every changed request, statistics and the sensitivity view."""
     comp = contrast.comparison
     n = comp.counts()
-    table = Table(title=f"{comp.before_run} -> {comp.after_run}", title_justify="left")
-    table.add_column("side")
-    for col in ("retained / still approved", "lost / newly blocked", "gained / newly approved",
-                "neither / still blocked", "matched", "before", "after"):
-        table.add_column(col, justify="right")
-    table.add_row("lawful (completed)", str(n["retained"]), str(n["lost"]), str(n["gained"]),
-                  str(n["neither"]), str(n["lawful_matched"]),
-                  str(n["lawful_completed_before"]), str(n["lawful_completed_after"]))
-    table.add_row("forbidden (approved)", str(n["still_approved"]), str(n["newly_blocked"]),
-                  str(n["newly_approved"]), str(n["still_blocked"]),
-                  str(n["forbidden_matched"]), str(n["forbidden_approved_before"]),
-                  str(n["forbidden_approved_after"]))
-    console.print(table)
+    lawful = Table(title=f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)",
+                   title_justify="left")
+    for col in ("retained", "lost", "gained", "neither", "net", "matched", "before", "after"):
+        lawful.add_column(col, justify="right")
+    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["gained"]), str(n["neither"]),
+                   f"{n['net']:+d}", str(n["lawful_matched"]), str(n["lawful_completed_before"]),
+                   str(n["lawful_completed_after"]))
+    console.print(lawful)
+    forbidden = Table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
+                            "(approved)", title_justify="left")
+    for col in ("still approved", "newly approved", "newly blocked", "still blocked",
+                "matched", "before", "after"):
+        forbidden.add_column(col, justify="right")
+    forbidden.add_row(str(n["still_approved"]), str(n["newly_approved"]),
+                      str(n["newly_blocked"]), str(n["still_blocked"]),
+                      str(n["forbidden_matched"]), str(n["forbidden_approved_before"]),
+                      str(n["forbidden_approved_after"]))
+    console.print(forbidden)
     console.print(f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
                   "are reported separately, never netted per request)")
     if list_requests:

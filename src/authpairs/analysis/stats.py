@@ -74,6 +74,8 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
         raise ValueError("draws must be positive")
     if not 0 < level < 1:
         raise ValueError("level must lie strictly between 0 and 1")
+    if np.any(n <= 0):
+        raise ValueError("every cluster must hold at least one unit")
     k = d.size
     total = float(n.sum())
     estimate = 100.0 * float(d.sum()) / total if total else 0.0
@@ -81,10 +83,11 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
         return BootstrapResult(estimate, estimate, estimate, draws, seed, level, k, int(total))
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, k, size=(draws, k))
-    num = d[idx].sum(axis=1)
-    den = n[idx].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stats = np.where(den > 0, 100.0 * num / np.where(den > 0, den, 1.0), 0.0)
+    # How often each cluster is drawn in each draw, then both sums in one matrix product.
+    offsets = (np.arange(draws, dtype=np.int64) * k)[:, None]
+    counts = np.bincount((idx + offsets).ravel(), minlength=draws * k).reshape(draws, k)
+    num, den = (counts @ np.stack([d, n], axis=1)).T
+    stats = 100.0 * num / den  # every cluster holds at least one unit, so den > 0
     alpha = (1.0 - level) / 2.0
     low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
     return BootstrapResult(estimate, float(low), float(high), draws, seed, level, k, int(total))

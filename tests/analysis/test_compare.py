@@ -1,0 +1,101 @@
+"""Request-level comparison: transitions, forbidden changes, unmatched cases, statistics."""
+
+from __future__ import annotations
+
+import pytest
+from analysis_helpers import lawful_pair_runs, rec
+from scipy.stats import binomtest
+
+from authpairs.analysis.compare import ComparisonError, compare_records
+from authpairs.analysis.contrast import compare_runs
+
+
+def test_transitions_on_both_sides_and_unmatched() -> None:
+    before = [
+        rec("a", "lawful", "ALLOW", cluster="s1", path="active grant"),
+        rec("b", "lawful", "ALLOW", cluster="s1", path="accepted handoff"),
+        rec("c", "lawful", "BLOCK", cluster="s2", path="active grant"),
+        rec("d", "lawful", "UNAVAILABLE", cluster="s2"),
+        rec("e", "forbidden", "ALLOW", cluster="s1"),
+        rec("f", "forbidden", "BLOCK", cluster="s2"),
+        rec("g", "forbidden", "ALLOW", cluster="s2"),
+        rec("only-a", "lawful", "ALLOW"),
+        rec("mis", "lawful", "ALLOW"),
+    ]
+    after = [
+        rec("a", "lawful", "ALLOW", cluster="s1", path="active grant"),
+        rec("b", "lawful", "UNAVAILABLE", cluster="s1", path="accepted handoff"),
+        rec("c", "lawful", "ALLOW", cluster="s2", path="active grant"),
+        rec("d", "lawful", "BLOCK", cluster="s2"),
+        rec("e", "forbidden", "UNAVAILABLE", cluster="s1"),
+        rec("f", "forbidden", "ALLOW", cluster="s2"),
+        rec("g", "forbidden", "ALLOW", cluster="s2"),
+        rec("only-b", "forbidden", "BLOCK"),
+        rec("mis", "forbidden", "ALLOW"),
+    ]
+    comp = compare_records(before, after, before_run="A", after_run="B")
+    n = comp.counts()
+    assert (n["retained"], n["lost"], n["gained"], n["neither"], n["net"]) == (1, 1, 1, 1, 0)
+    assert (n["still_approved"], n["newly_approved"], n["newly_blocked"],
+            n["still_blocked"]) == (1, 1, 1, 0)
+    assert comp.only_before == ["only-a"] and comp.only_after == ["only-b"]
+    assert comp.label_mismatch == ["mis"]
+    lost = comp.with_transition("lost")
+    assert [(c.case_id, c.cluster, c.path, c.after_status) for c in lost] == [
+        ("b", "s1", "accepted handoff", "unavailable")]
+    gained = comp.with_transition("gained")
+    assert [(c.case_id, c.path) for c in gained] == [("c", "active grant")]
+    assert [c.case_id for c in comp.with_transition("newly_approved")] == ["f"]
+    assert [c.case_id for c in comp.with_transition("newly_blocked")] == ["e"]
+    names, diffs, sizes = comp.cluster_arrays()
+    assert names == ["s1", "s2"] and list(diffs) == [-1, 1] and list(sizes) == [2, 2]
+
+
+def test_gain_and_loss_in_one_cluster_are_both_reported() -> None:
+    before = [rec("x", cluster="s"), rec("y", outcome="BLOCK", cluster="s")]
+    after = [rec("x", outcome="BLOCK", cluster="s"), rec("y", cluster="s")]
+    n = compare_records(before, after).counts()
+    assert n["lost"] == 1 and n["gained"] == 1 and n["net"] == 0
+
+
+def test_enforced_effect_completion_requires_verified_execution() -> None:
+    r = rec("x", effect=True)
+    unverified = r.model_copy(update={"effect": r.effect.model_copy(update={"verified": False})})
+    comp = compare_records([r], [unverified])
+    assert comp.counts()["lost"] == 1
+
+
+def test_duplicate_case_ids_rejected() -> None:
+    with pytest.raises(ComparisonError, match="appears twice"):
+        compare_records([rec("x"), rec("x")], [rec("x")])
+
+
+def test_paper_shape_58_retained_2_lost_13_gained() -> None:
+    # 80 lawful requests in 40 scenarios: 58 retained, 2 lost, 13 gained, 7 neither.
+    before = [True] * 58 + [True] * 2 + [False] * 13 + [False] * 7
+    after = [True] * 58 + [False] * 2 + [True] * 13 + [False] * 7
+    a, b = lawful_pair_runs(before, after)
+    contrast = compare_runs(a, b, draws=10_000, seed=39039)
+    s = contrast.stats
+    assert (s.lost, s.gained, s.net, s.lawful) == (2, 13, 11, 80)
+    assert s.net_pp == pytest.approx(13.75)
+    assert s.mcnemar_p == pytest.approx(0.007385, abs=5e-7)
+    assert s.mcnemar_p == pytest.approx(binomtest(2, 15).pvalue)
+    assert s.bootstrap.draws == 10_000 and s.bootstrap.seed == 39039
+    assert s.bootstrap.low < 13.75 < s.bootstrap.high
+    assert s.bootstrap.clusters == 40
+    assert s.sign_flip.method == "exact"
+    assert contrast.sensitivity is None and contrast.unresolved_excluded == 0
+
+
+def test_sensitivity_excludes_unresolved_contexts() -> None:
+    a, b = lawful_pair_runs([True, False, False, True], [False, True, True, True])
+    b[1] = b[1].model_copy(update={"resolved": False})
+    contrast = compare_runs(a, b)
+    assert contrast.stats.gained == 2 and contrast.stats.lost == 1
+    assert contrast.unresolved_excluded == 1
+    assert contrast.sensitivity is not None
+    assert (contrast.sensitivity.gained, contrast.sensitivity.lost,
+            contrast.sensitivity.lawful) == (1, 1, 3)
+    row = contrast.summary()
+    assert row["resolved_lawful"] == 3 and row["unresolved_excluded"] == 1

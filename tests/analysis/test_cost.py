@@ -1,0 +1,106 @@
+"""Cost model: count loss, break-even ratios, selection grids."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from analysis_helpers import rec
+
+from authpairs.analysis.cost import (
+    Condition,
+    GridSpec,
+    break_even,
+    break_even_table,
+    condition_from_records,
+    cost_grid,
+)
+
+
+def _cond(name: str, u: int, d: int, a: int = 0, t: int = 0, p: int = 0) -> Condition:
+    return Condition(name, u, d, a, t, p, n_forbidden=448, n_lawful=767,
+                     output_tokens_forbidden=t // 2, output_tokens_lawful=t - t // 2,
+                     input_tokens_forbidden=p // 2, input_tokens_lawful=p - p // 2)
+
+
+def test_paper_break_even_171() -> None:
+    q27 = _cond("27B", 1, 10)
+    q27sg = _cond("27B -> Safeguard", 0, 181)
+    assert break_even(q27, q27sg) == pytest.approx(171)
+    assert q27.loss(171) == pytest.approx(q27sg.loss(171))
+    assert q27.loss(172) > q27sg.loss(172)
+    rows = break_even_table([q27, q27sg])
+    assert rows[0]["riskier"] == "27B" and rows[0]["break_even_r"] == pytest.approx(171)
+
+
+def test_break_even_with_token_prices_and_equal_u() -> None:
+    a = _cond("a", 3, 5, t=2_000_000, p=1_000_000)
+    b = _cond("b", 1, 9, t=1_000_000, p=3_000_000)
+    # r*3 + 5 + 2*lo + 1*li = r*1 + 9 + 1*lo + 3*li  ->  r = (4 - lo + 2*li) / 2
+    assert break_even(a, b, output_price=2, input_price=1) == pytest.approx((4 - 2 + 2) / 2)
+    assert break_even(a, _cond("c", 3, 0)) is None
+
+
+def test_condition_from_records() -> None:
+    records = [rec("1", "forbidden", "ALLOW", tin=10, tout=1),
+               rec("2", "forbidden", "UNAVAILABLE", tin=20, tout=2),
+               rec("3", "lawful", "BLOCK", tin=30, tout=3),
+               rec("4", "lawful", "UNKNOWN", tin=40, tout=4),
+               rec("5", "lawful", "ALLOW", tin=50, tout=5)]
+    c = condition_from_records("x", records)
+    assert (c.incorrect_approvals, c.lawful_nonapprovals, c.unavailable) == (1, 2, 1)
+    assert (c.input_tokens, c.output_tokens) == (150, 15)
+    assert (c.input_tokens_forbidden, c.output_tokens_lawful) == (30, 12)
+
+
+def test_grid_sizes_and_brute_force_selection() -> None:
+    conds = [_cond("safe", 0, 200, a=5, t=3_000_000), _cond("mid", 1, 10, t=2_000_000),
+             _cond("risky", 20, 0, t=100_000), _cond("twin", 1, 10, t=2_000_000)]
+    spec = GridSpec()
+    grid = cost_grid(conds, spec)
+    assert len(grid.rows) == 720
+    prev = cost_grid(conds, spec, with_prevalence=True)
+    assert len(prev.rows) == 2880
+    for row in grid.rows:
+        feasible = [c for c in conds
+                    if (row["approval_cap"] is None or c.incorrect_approvals
+                        <= row["approval_cap"])
+                    and (row["availability_cap"] is None or c.unavailable
+                         <= row["availability_cap"])]
+        if not feasible:
+            assert row["status"] == "infeasible" and row["best"] == []
+            continue
+        losses = {c.name: c.loss(row["severity"], row["output_price"], row["input_price"])
+                  for c in feasible}
+        low = min(losses.values())
+        assert row["loss"] == pytest.approx(low)
+        assert set(row["best"]) == {n for n, v in losses.items() if abs(v - low) < 1e-6}
+        # "mid" and "twin" are identical: whenever one wins the cell is a tie.
+        if "mid" in row["best"]:
+            assert row["status"] == "tie" and "twin" in row["best"]
+    counts = grid.status_counts()
+    assert sum(counts.values()) == 720
+    # U cap 0 with availability cap 0 excludes every condition here.
+    assert counts["infeasible"] == 6 * 5 * 3
+    assert counts["tie"] > 0
+
+
+def test_prevalence_loss_matches_formula() -> None:
+    a = _cond("a", 1, 10, t=1_000_000, p=2_000_000)
+    b = _cond("b", 0, 181)
+    spec = GridSpec(severity=(100, 1000), output_price=(0, 5), input_price=(0,),
+                    approval_cap=(None,), availability_cap=(None,), prevalence=(0.1, 0.5))
+    grid = cost_grid([a, b], spec, with_prevalence=True)
+    for row in grid.rows:
+        pi, r, lo = row["prevalence"], row["severity"], row["output_price"]
+
+        def loss(c: Condition, pi: float = pi, r: float = r, lo: float = lo) -> float:
+            return (pi * r * c.incorrect_approvals / 448
+                    + (1 - pi) * c.lawful_nonapprovals / 767
+                    + lo * (pi * c.output_tokens_forbidden / 448
+                            + (1 - pi) * c.output_tokens_lawful / 767) / 1e6)
+
+        expected = min(loss(a), loss(b))
+        assert row["loss"] == pytest.approx(expected)
+    assert len(list(itertools.product(*[spec.severity, spec.output_price, spec.prevalence]))) \
+        == len(grid.rows)
