@@ -99,3 +99,46 @@ def test_sensitivity_excludes_unresolved_contexts() -> None:
             contrast.sensitivity.lawful) == (1, 1, 3)
     row = contrast.summary()
     assert row["resolved_lawful"] == 3 and row["unresolved_excluded"] == 1
+
+
+def _paper_cohort() -> tuple[list, list]:
+    """40 scenarios x 2 lawful contexts shaped like the paper's direct -> schema contrast:
+    3 scenarios gain both contexts, 6 gain one (other retained), 1 loses one (other retained),
+    1 loses one and gains the other, 29 hold 51 retained and 7 neither. Two retained contexts
+    in two different unchanged scenarios are unresolved."""
+    pattern: list[tuple[bool, bool]] = []
+    pattern += [(False, True), (False, True)] * 3
+    pattern += [(False, True), (True, True)] * 6
+    pattern += [(True, False), (True, True)]
+    pattern += [(True, False), (False, True)]
+    rest = [(True, True)] * 51 + [(False, False)] * 7
+    pattern += rest
+    before, after = zip(*pattern, strict=True)
+    a, b = lawful_pair_runs(list(before), list(after))
+    for i in (30, 32):  # one retained context each in scenarios s15 and s16
+        a[i] = a[i].model_copy(update={"resolved": False})
+        b[i] = b[i].model_copy(update={"resolved": False})
+    return a, b
+
+
+def test_paper_direct_to_schema_reproduction() -> None:
+    a, b = _paper_cohort()
+    contrast = compare_runs(a, b, draws=10_000, seed=39039)
+    n = contrast.comparison.counts()
+    assert (n["retained"], n["lost"], n["gained"], n["neither"]) == (58, 2, 13, 7)
+    assert (n["lawful_completed_before"], n["lawful_completed_after"]) == (60, 71)
+    s = contrast.stats
+    assert s.mcnemar_p == pytest.approx(0.007385, abs=5e-7)
+    assert s.sign_flip.patterns == 1024 and s.sign_flip.nonzero_clusters == 10
+    assert s.sign_flip.p_value == 0.015625
+    assert s.net_pp == pytest.approx(13.75)
+    # Sensitivity: 78 lawful, 58 and 69 successes, still 2 lost and 13 gained.
+    t = contrast.sensitivity
+    assert t is not None and contrast.unresolved_excluded == 2
+    assert (t.lawful, t.lost, t.gained) == (78, 2, 13)
+    assert t.sign_flip.p_value == 0.015625
+    assert t.net_pp == pytest.approx(100 * 11 / 78)
+    # The paper's percentile intervals (10,000 draws, seed 39039): 5.00 to 23.75 points, and
+    # 5.06 to 24.68 with the unresolved contexts excluded.
+    assert (s.bootstrap.low, s.bootstrap.high) == pytest.approx((5.00, 23.75), abs=0.005)
+    assert (t.bootstrap.low, t.bootstrap.high) == pytest.approx((5.06, 24.68), abs=0.005)

@@ -14,6 +14,7 @@ from authpairs.analysis.cost import (
     break_even_table,
     condition_from_records,
     cost_grid,
+    output_price_break_even,
 )
 
 
@@ -104,3 +105,43 @@ def test_prevalence_loss_matches_formula() -> None:
         assert row["loss"] == pytest.approx(expected)
     assert len(list(itertools.product(*[spec.severity, spec.output_price, spec.prevalence]))) \
         == len(grid.rows)
+
+
+def test_output_price_break_even_paper_shape() -> None:
+    # 9B -> 27B versus 27B alone: same U, 109 more lawful non-approvals, 880,080 fewer output
+    # tokens and 2,087,957 more input tokens: lambda_o* = (109 + 2.087957*lambda_i)/0.880080.
+    alone = Condition("27B", 1, 10, 0, 3_525_000, 5_000_000, 448, 767)
+    chain = Condition("9B -> 27B", 1, 119, 0, 3_525_000 - 880_080, 5_000_000 + 2_087_957,
+                      448, 767)
+    for li in (0.0, 1.0, 10.0):
+        lam = output_price_break_even(alone, chain, input_price=li)
+        assert lam == pytest.approx((109 + 2.087957 * li) / 0.880080)
+        assert alone.loss(0, lam, li) == pytest.approx(chain.loss(0, lam, li))
+    rows = break_even_table([alone, chain])
+    assert rows[0]["break_even_r"] is None
+    assert rows[0]["break_even_output_price"] == pytest.approx(109 / 0.880080)
+
+
+# Table 9 of the paper: incorrect approvals, lawful approvals /767, unavailable (1,215 cases).
+TABLE9 = {
+    "9B": (261, 656, 0), "27B": (1, 757, 0), "SG": (12, 588, 6),
+    "9B-27B": (1, 648, 0), "9B-SG": (11, 503, 5), "27B-9B": (1, 648, 0),
+    "27B-SG": (0, 586, 5), "SG-9B": (11, 503, 6), "SG-27B": (0, 586, 6),
+    "9B-27B-SG": (0, 502, 4), "9B-SG-27B": (0, 502, 5), "27B-9B-SG": (0, 502, 4),
+    "27B-SG-9B": (0, 502, 5), "SG-9B-27B": (0, 502, 6), "SG-27B-9B": (0, 502, 6),
+}
+
+
+def test_paper_cap_feasibility_counts() -> None:
+    conds = [Condition(n, u, 767 - la, a, 0, 0, 448, 767) for n, (u, la, a) in TABLE9.items()]
+    spec = GridSpec(severity=(1,), output_price=(0,), input_price=(0,),
+                    approval_cap=(0, 1, 12, 448), availability_cap=(None, 0), prevalence=(0.5,))
+    grid = cost_grid(conds, spec)
+    feasible = {(row["approval_cap"], row["availability_cap"]): row["feasible"]
+                for row in grid.rows}
+    # "Caps of zero, one, twelve and 448 incorrect approvals admit eight, eleven, fourteen and
+    # fifteen conditions when availability is unrestricted. Requiring no unavailable decisions
+    # leaves zero, three, three and four."
+    assert [feasible[(c, None)] for c in (0, 1, 12, 448)] == [8, 11, 14, 15]
+    assert [feasible[(c, 0)] for c in (0, 1, 12, 448)] == [0, 3, 3, 4]
+    assert break_even(conds[1], conds[6]) == pytest.approx(171)  # 27B vs 27B -> Safeguard

@@ -107,21 +107,50 @@ def break_even(riskier: Condition, safer: Condition, *, output_price: float = 0.
     return (dd + output_price * dt / 1e6 + input_price * dp / 1e6) / du
 
 
+def output_price_break_even(a: Condition, b: Condition, *, severity: float = 0.0,
+                            input_price: float = 0.0) -> float | None:
+    """Output price ``lambda_o`` (per million tokens) at which ``a`` and ``b`` have equal loss.
+
+    ``lambda_o = (r*dU + dD + lambda_i*dP/1e6) / (-dT/1e6)`` with every delta ``b - a``; above it
+    the condition selecting fewer output tokens has the lower loss. None when both select the
+    same number of output tokens.
+    """
+    dt = b.output_tokens - a.output_tokens
+    if dt == 0:
+        return None
+    du = b.incorrect_approvals - a.incorrect_approvals
+    dd = b.lawful_nonapprovals - a.lawful_nonapprovals
+    dp = b.input_tokens - a.input_tokens
+    return (severity * du + dd + input_price * dp / 1e6) / (-dt / 1e6)
+
+
 def break_even_table(conditions: Sequence[Condition], *, output_price: float = 0.0,
                      input_price: float = 0.0) -> list[dict[str, Any]]:
-    """Break-even ratios for every pair of conditions whose incorrect approvals differ."""
+    """Break-even ratios for every pair of conditions.
+
+    Pairs whose incorrect approvals differ get the severity break-even ``r`` (at the given token
+    prices; the pair is oriented riskier -> safer). Pairs with equal ``U`` get the output-price
+    break-even instead (oriented so that the second selects fewer output tokens).
+    """
     rows: list[dict[str, Any]] = []
     for a, b in itertools.combinations(conditions, 2):
-        if a.incorrect_approvals == b.incorrect_approvals:
-            continue
-        riskier, safer = (a, b) if a.incorrect_approvals > b.incorrect_approvals else (b, a)
-        r = break_even(riskier, safer, output_price=output_price, input_price=input_price)
-        rows.append({"riskier": riskier.name, "safer": safer.name,
-                     "delta_incorrect_approvals": riskier.incorrect_approvals
-                     - safer.incorrect_approvals,
-                     "delta_lawful_nonapprovals": safer.lawful_nonapprovals
-                     - riskier.lawful_nonapprovals,
-                     "break_even_r": r, "safer_dominates": r is not None and r <= 0,
+        if a.incorrect_approvals != b.incorrect_approvals:
+            first, second = (a, b) if a.incorrect_approvals > b.incorrect_approvals else (b, a)
+            r = break_even(first, second, output_price=output_price, input_price=input_price)
+            lam = None
+        else:
+            first, second = (a, b) if a.output_tokens >= b.output_tokens else (b, a)
+            r = None
+            lam = output_price_break_even(first, second, input_price=input_price)
+        rows.append({"riskier": first.name, "safer": second.name,
+                     "delta_incorrect_approvals": first.incorrect_approvals
+                     - second.incorrect_approvals,
+                     "delta_lawful_nonapprovals": second.lawful_nonapprovals
+                     - first.lawful_nonapprovals,
+                     "delta_output_tokens": second.output_tokens - first.output_tokens,
+                     "delta_input_tokens": second.input_tokens - first.input_tokens,
+                     "break_even_r": r, "break_even_output_price": lam,
+                     "safer_dominates": r is not None and r <= 0,
                      "output_price": output_price, "input_price": input_price})
     return rows
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from authpairs.analysis.compare import RequestChange
@@ -35,7 +36,8 @@ def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
     for col in ("case id", "cluster", "path", "before", "after"):
         table.add_column(col)
     for c in changes:
-        table.add_row(c.case_id, c.cluster, c.path, c.before_status, c.after_status)
+        table.add_row(escape(c.case_id), escape(c.cluster), escape(c.path), c.before_status,
+                      c.after_status)
     return table
 
 
@@ -74,7 +76,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     for label, ids in (("only in before", comp.only_before), ("only in after", comp.only_after),
                        ("label differs", comp.label_mismatch)):
         if ids:
-            shown = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+            shown = escape(", ".join(ids[:20]) + (" ..." if len(ids) > 20 else ""))
             console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {shown}")
     for line in _stats_lines("statistics", contrast.stats):
         console.print(line)
@@ -97,7 +99,7 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
     for c in contrasts:
         n = c.comparison.counts()
         s = c.stats
-        table.add_row(c.name, str(n["retained"]), str(n["lost"]), str(n["gained"]),
+        table.add_row(escape(c.name), str(n["retained"]), str(n["lost"]), str(n["gained"]),
                       f"{n['net']:+d}", str(n["newly_approved"]), str(n["newly_blocked"]),
                       f"{s.bootstrap.low:+.2f}..{s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
                       _p(s.sign_flip.p_value) + ("*" if s.sign_flip.method == "monte-carlo"
@@ -122,7 +124,7 @@ def print_compositions(console: Console, results: Sequence[CompositionResult]) -
                 "consultations", "additional", "input tokens", "output tokens"):
         table.add_column(col, justify="left" if col == "order" else "right")
     for r in results:
-        table.add_row(r.name, str(r.incorrect_approvals), str(r.lawful_approvals),
+        table.add_row(escape(r.name), str(r.incorrect_approvals), str(r.lawful_approvals),
                       str(r.unavailable), str(r.abstentions), f"{r.consultations:,}",
                       f"{r.additional_consultations:,}", f"{r.input_tokens:,}",
                       f"{r.output_tokens:,}")
@@ -140,20 +142,23 @@ def print_grid(console: Console, grid: GridResult) -> None:
     table.add_column("condition")
     table.add_column("cells selected (ties count for each)", justify="right")
     for name, k in grid.win_counts().items():
-        table.add_row(name, str(k))
+        table.add_row(escape(name), str(k))
     console.print(table)
 
 
 def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: int = 30) -> None:
-    """Break-even severity ratios r = dD/dU between conditions (zero token prices)."""
+    """Severity break-even r = dD/dU (zero token prices); output-price break-even when U ties."""
+    shown = [row for row in rows if row["break_even_r"] is not None][:limit]
     table = Table(title="break-even severity ratios (zero token prices)", title_justify="left")
     for col in ("riskier", "safer", "dU", "dD", "break-even r"):
         table.add_column(col, justify="left" if col in ("riskier", "safer") else "right")
-    for row in list(rows)[:limit]:
+    for row in shown:
         r = row["break_even_r"]
-        table.add_row(row["riskier"], row["safer"], str(row["delta_incorrect_approvals"]),
+        table.add_row(escape(row["riskier"]), escape(row["safer"]),
+                      str(row["delta_incorrect_approvals"]),
                       str(row["delta_lawful_nonapprovals"]),
-                      "" if r is None else ("dominates" if r <= 0 else f"{r:g}"))
+                      "dominates" if r <= 0 else f"{r:g}")
     console.print(table)
-    if len(rows) > limit:
-        console.print(f"... {len(rows) - limit} more pairs in the output files")
+    rest = len(rows) - len(shown)
+    if rest:
+        console.print(f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv")

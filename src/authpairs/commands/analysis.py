@@ -38,7 +38,8 @@ OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print(f"[red]error:[/] {message}")
+    console.print("[red]error:[/] ", end="")
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -191,7 +192,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 baseline_name=ref_a.label, candidate_name=ref_b.label)
         except (RunNotFoundError, GateInputError) as exc:
             raise _fail(str(exc)) from exc
-        console.print(result.explain(), markup=False, highlight=False)
+        console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         if out is not None:
             write_json(out / "gate.json", result.to_dict())
             write_csv(out / "gate_failures.csv", [f.to_dict() for f in result.failures])
