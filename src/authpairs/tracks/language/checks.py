@@ -1,0 +1,172 @@
+"""The language-track data check: format, quotes, both evaluators, distribution, giveaways.
+
+:func:`check_language` never raises on bad data; it returns a :class:`CheckReport` whose
+``errors`` name the file and field of every problem. ``authpairs data check`` prints it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from authpairs.cases.models import Label
+from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
+from authpairs.tracks.language.loader import Issue, collect_scenarios
+from authpairs.tracks.language.models import LoadedScenario, Scenario
+from authpairs.tracks.language.spec import (
+    CONTEXTS_PER_SCENARIO,
+    DEV_ONLY_FAMILIES,
+    DOMAIN_COUNTS,
+    GIVEAWAY_WORDS,
+    SPLIT_SCENARIOS,
+    TEST_FAMILY_INPUTS,
+    TEST_TITLES,
+)
+
+DATASET = "(dataset)"
+
+
+@dataclass(frozen=True)
+class UnresolvedContext:
+    """A context both evaluators leave unresolved, kept in the data and reported."""
+
+    path: str
+    context_id: str
+    label: str
+    reason: str
+    detail: str
+
+
+@dataclass
+class CheckReport:
+    """Everything ``authpairs data check`` found."""
+
+    n_files: int = 0
+    n_valid: int = 0
+    errors: list[Issue] = field(default_factory=list)
+    unresolved: list[UnresolvedContext] = field(default_factory=list)
+    evaluated_contexts: int = 0
+    determinate_reproduced: int = 0
+    different_paths: int = 0
+    domain_rows: list[dict[str, object]] = field(default_factory=list)
+    family_rows: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error at all."""
+        return not self.errors
+
+
+def _err(report: CheckReport, file: str, where: str, message: str) -> None:
+    report.errors.append(Issue(file, where, message))
+
+
+def check_giveaways(scenario: Scenario) -> list[tuple[str, str]]:
+    """Giveaway words that appear in forbidden contexts but in no lawful context."""
+    problems: list[tuple[str, str]] = []
+    for word, pattern in GIVEAWAY_WORDS.items():
+        regex = re.compile(pattern, re.IGNORECASE)
+        hits = {c.id: any(regex.search(f"{d.issuer}\n{d.text}") for d in c.documents)
+                for c in scenario.contexts}
+        forbidden = [c.id for c in scenario.contexts
+                     if c.label is Label.FORBIDDEN and hits[c.id]]
+        lawful = [c.id for c in scenario.contexts if c.label is Label.LAWFUL and hits[c.id]]
+        if forbidden and not lawful:
+            problems.append(("contexts", f"lexical giveaway: '{word}' appears only in forbidden "
+                                         f"contexts ({', '.join(forbidden)}); use it in a lawful "
+                                         "context too or rephrase"))
+    return problems
+
+
+def _lawful_paths_differ(scenario: Scenario) -> bool:
+    paths = [c.path for c in scenario.contexts if c.label is Label.LAWFUL]
+    return len(set(paths)) == len(paths) == 2
+
+
+def _check_evaluations(report: CheckReport, item: LoadedScenario,
+                       evaluations: list[ContextEvaluation]) -> None:
+    contexts = {c.id: (i, c) for i, c in enumerate(item.scenario.contexts)}
+    for ev in evaluations:
+        report.evaluated_contexts += 1
+        index, context = contexts[ev.context_id]
+        problem = ev.problem()
+        if problem:
+            _err(report, item.path, f"contexts[{index}] ({ev.context_id})", problem)
+        elif ev.resolved:
+            report.determinate_reproduced += 1
+        else:
+            report.unresolved.append(UnresolvedContext(
+                item.path, ev.context_id, str(ev.label), context.unresolved_reason or "",
+                ev.interpreter.detail))
+
+
+def _inputs(scenarios: list[Scenario], split: str) -> int:
+    return sum(CONTEXTS_PER_SCENARIO for s in scenarios if s.split == split)
+
+
+def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None:
+    """Counts per SPEC: splits, domains, test families, dev-only families, exact test titles."""
+    scenarios = [i.scenario for i in items]
+    for split, wanted in SPLIT_SCENARIOS.items():
+        n_split = sum(1 for s in scenarios if s.split == split)
+        if n_split != wanted:
+            _err(report, DATASET, f"split {split}", f"{n_split} scenarios, SPEC requires {wanted}")
+    for domain, (n_scen, n_dev, n_test) in DOMAIN_COUNTS.items():
+        mine = [s for s in scenarios if s.domain == domain]
+        got: tuple[int, int, int] = (len(mine), _inputs(mine, "dev"), _inputs(mine, "test"))
+        report.domain_rows.append({"domain": domain, "scenarios": got[0], "dev": got[1],
+                                   "test": got[2], "want": f"{n_scen}/{n_dev}/{n_test}"})
+        if got != (n_scen, n_dev, n_test):
+            _err(report, DATASET, f"domain {domain}",
+                 f"scenarios/dev inputs/test inputs {got[0]}/{got[1]}/{got[2]}, SPEC requires "
+                 f"{n_scen}/{n_dev}/{n_test}")
+    test_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "test")
+    dev_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "dev")
+    for family, wanted in TEST_FAMILY_INPUTS.items():
+        got = test_families[family] * CONTEXTS_PER_SCENARIO
+        report.family_rows.append({"family": family, "test": got, "want": wanted,
+                                   "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
+        if got != wanted:
+            _err(report, DATASET, f"family {family}",
+                 f"{got} test inputs, SPEC requires {wanted}")
+    for family in DEV_ONLY_FAMILIES:
+        report.family_rows.append({"family": family, "test": test_families[family], "want": 0,
+                                   "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
+        if dev_families[family] == 0:
+            _err(report, DATASET, f"family {family}", "development-only family has no "
+                                                       "dev scenario")
+    for item in items:
+        s = item.scenario
+        if s.split == "test" and s.family in DEV_ONLY_FAMILIES:
+            _err(report, item.path, "family", f"{s.family} is a development-only family")
+        if s.split == "test" and s.title not in TEST_TITLES[s.domain]:
+            _err(report, item.path, "title", f"{s.title!r} is not one of the SPEC test titles "
+                                             f"of domain {s.domain}")
+    for domain, titles in TEST_TITLES.items():
+        counts = Counter(s.title for s in scenarios if s.split == "test" and s.domain == domain)
+        for title in titles:
+            if counts[title] != 1:
+                _err(report, DATASET, f"title {title!r}",
+                     f"{counts[title]} test scenarios in {domain} carry this title, "
+                     "SPEC requires exactly 1")
+
+
+def check_language(root: str | Path | None = None, distribution: bool = True) -> CheckReport:
+    """Run every check over the scenario files under ``root`` (default: packaged scenarios)."""
+    items, issues = collect_scenarios(root)
+    report = CheckReport(errors=list(issues), n_valid=len(items))
+    report.n_files = len({i.file for i in issues} | {i.path for i in items})
+    for item in items:
+        _check_evaluations(report, item, evaluate_scenario(item.scenario))
+        for where, message in check_giveaways(item.scenario):
+            _err(report, item.path, where, message)
+        if _lawful_paths_differ(item.scenario):
+            report.different_paths += 1
+    if distribution:
+        if len(items) < report.n_files:
+            _err(report, DATASET, "", f"{report.n_files - len(items)} file(s) failed to load; "
+                                      "distribution counts cover only the valid ones")
+        check_distribution(report, items)
+    return report

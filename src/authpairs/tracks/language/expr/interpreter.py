@@ -1,0 +1,269 @@
+"""Evaluator 1: a tree-walking interpreter with three-valued (Kleene) logic.
+
+Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
+
+* A name that is neither a fact nor a present request field is *unresolved*. Any operator with an
+  unresolved operand is unresolved, except ``and``/``or``: ``false and X`` is false and
+  ``true or X`` is true whatever ``X`` is (also when ``X`` is an error).
+* An explicit ``null`` is a value: ``null == null`` is true, ``null == x`` is false.
+* ``==``/``!=`` compare any two values; values of different types are unequal (numbers compare
+  numerically, lists element by element).
+* Errors: ordered comparisons (``< <= > >=``) other than number/number or timestamp/timestamp;
+  ``+``/``-`` on non-numbers; ``and``/``or``/``not`` on non-booleans; ``in`` without a list on the
+  right (or with a list on the left); ``subset`` without two lists; ``length`` of a non-list; a
+  fact whose value does not match its declared type. An error beats unresolved.
+* Request strings in canonical UTC form (``YYYY-MM-DDTHH:MM:SSZ``) are timestamps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from authpairs.tracks.language.expr.ast import (
+    Arith,
+    BoolOp,
+    Expr,
+    Length,
+    ListLit,
+    Lit,
+    Name,
+    Not,
+)
+from authpairs.tracks.language.expr.result import EvalResult, Outcome, TypedFact
+
+_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+@dataclass(frozen=True)
+class _Val:
+    """A resolved value: kind is string/number/boolean/timestamp/null/list."""
+
+    kind: str
+    data: Any
+
+
+@dataclass(frozen=True)
+class _Unresolved:
+    """A value that depends on a missing name."""
+
+
+@dataclass(frozen=True)
+class _Err:
+    """A type or value error with its message."""
+
+    message: str
+
+
+_Result = _Val | _Unresolved | _Err
+_UNRESOLVED = _Unresolved()
+
+
+def _epoch(text: str) -> int | None:
+    if not _CANONICAL.match(text):
+        return None
+    try:
+        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(moment.timestamp())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _list_value(items: Any, where: str) -> _Result:
+    if not isinstance(items, list | tuple):
+        return _Err(f"{where}: list expected")
+    elements: list[tuple[str, Any]] = []
+    for item in items:
+        if isinstance(item, str):
+            elements.append(("string", item))
+        elif _is_number(item):
+            elements.append(("number", item))
+        else:
+            return _Err(f"{where}: list elements must be strings or numbers, got {item!r}")
+    return _Val("list", tuple(elements))
+
+
+def _fact_value(name: str, fact: TypedFact) -> _Result:
+    kind, value = fact.type, fact.value
+    ok = {
+        "string": isinstance(value, str),
+        "number": _is_number(value),
+        "boolean": isinstance(value, bool),
+        "null": value is None,
+        "timestamp": isinstance(value, str),
+        "list": True,
+    }.get(kind)
+    if not ok:
+        return _Err(f"fact {name}: value {value!r} does not match type {kind!r}")
+    if kind == "timestamp":
+        epoch = _epoch(value)
+        return _Err(f"fact {name}: {value!r} is not canonical UTC") if epoch is None else \
+            _Val("timestamp", epoch)
+    if kind == "list":
+        return _list_value(value, f"fact {name}")
+    return _Val(kind, value)
+
+
+def _request_value(name: str, value: Any) -> _Result:
+    if value is None:
+        return _Val("null", None)
+    if isinstance(value, bool):
+        return _Val("boolean", value)
+    if _is_number(value):
+        return _Val("number", value)
+    if isinstance(value, str):
+        epoch = _epoch(value)
+        return _Val("string", value) if epoch is None else _Val("timestamp", epoch)
+    if isinstance(value, list):
+        return _list_value(value, name)
+    return _Err(f"{name}: unsupported value {type(value).__name__}")
+
+
+class Interpreter:
+    """Evaluates ASTs against typed facts and a request (a plain dict of request fields)."""
+
+    def __init__(self, facts: Mapping[str, TypedFact], request: Mapping[str, Any]) -> None:
+        self._facts = facts
+        self._request = request
+        self.missing: list[str] = []
+
+    def _lookup(self, path: str) -> _Result:
+        if path.startswith("request."):
+            node: Any = self._request
+            for part in path.split(".")[1:]:
+                if not isinstance(node, Mapping) or part not in node:
+                    return self._miss(path)
+                node = node[part]
+            return _request_value(path, node)
+        fact = self._facts.get(path)
+        return self._miss(path) if fact is None else _fact_value(path, fact)
+
+    def _miss(self, path: str) -> _Unresolved:
+        if path not in self.missing:
+            self.missing.append(path)
+        return _UNRESOLVED
+
+    def eval(self, node: Expr) -> _Result:
+        """Evaluate one node."""
+        if isinstance(node, Lit):
+            if node.kind == "timestamp":
+                epoch = _epoch(str(node.value))
+                return _Err(f"bad timestamp @{node.value}") if epoch is None else \
+                    _Val("timestamp", epoch)
+            return _Val(node.kind, node.value)
+        if isinstance(node, ListLit):
+            return _list_value([item.value for item in node.items], "list literal")
+        if isinstance(node, Name):
+            return self._lookup(node.path)
+        if isinstance(node, Not):
+            return _not(self.eval(node.operand))
+        if isinstance(node, BoolOp):
+            return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
+        if isinstance(node, Length):
+            return _length(self.eval(node.operand))
+        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(left, _Err):
+            return left
+        if isinstance(right, _Err):
+            return right
+        if isinstance(left, _Unresolved) or isinstance(right, _Unresolved):
+            return _UNRESOLVED
+        if isinstance(node, Arith):
+            return _arith(node.op, left, right)
+        return _compare(node.op, left, right)
+
+
+def _not(value: _Result) -> _Result:
+    if isinstance(value, _Val):
+        if value.kind != "boolean":
+            return _Err(f"'not' expects a boolean, got {value.kind}")
+        return _Val("boolean", not value.data)
+    return value
+
+
+def _bool_op(op: str, left: _Result, right: _Result) -> _Result:
+    dominant = op == "or"  # the value that decides the result alone
+    kinds: list[str] = []
+    error: _Err | None = None
+    for side in (left, right):
+        if isinstance(side, _Val) and side.kind == "boolean":
+            if side.data is dominant:
+                return _Val("boolean", dominant)
+            kinds.append("bool")
+        elif isinstance(side, _Unresolved):
+            kinds.append("unresolved")
+        else:
+            error = error or (side if isinstance(side, _Err)
+                              else _Err(f"'{op}' expects booleans, got {side.kind}"))
+    if error is not None:
+        return error
+    if "unresolved" in kinds:
+        return _UNRESOLVED
+    return _Val("boolean", not dominant)
+
+
+def _length(value: _Result) -> _Result:
+    if isinstance(value, _Val):
+        if value.kind != "list":
+            return _Err(f"length() expects a list, got {value.kind}")
+        return _Val("number", len(value.data))
+    return value
+
+
+def _arith(op: str, left: _Val, right: _Val) -> _Result:
+    if left.kind != "number" or right.kind != "number":
+        return _Err(f"'{op}' expects numbers, got {left.kind} and {right.kind}")
+    return _Val("number", left.data + right.data if op == "+" else left.data - right.data)
+
+
+def _equal(left: _Val, right: _Val) -> bool:
+    if left.kind != right.kind:
+        return False
+    if left.kind == "list":
+        return len(left.data) == len(right.data) and all(
+            a[0] == b[0] and a[1] == b[1] for a, b in zip(left.data, right.data, strict=True))
+    return bool(left.data == right.data)
+
+
+def _member(element: tuple[str, Any], items: tuple[tuple[str, Any], ...]) -> bool:
+    return any(element[0] == kind and element[1] == data for kind, data in items)
+
+
+def _compare(op: str, left: _Val, right: _Val) -> _Result:
+    if op in ("==", "!="):
+        same = _equal(left, right)
+        return _Val("boolean", same if op == "==" else not same)
+    if op == "in":
+        if right.kind != "list" or left.kind == "list":
+            return _Err(f"'in' expects a value and a list, got {left.kind} and {right.kind}")
+        return _Val("boolean", _member((left.kind, left.data), right.data))
+    if op == "subset":
+        if left.kind != "list" or right.kind != "list":
+            return _Err(f"'subset' expects two lists, got {left.kind} and {right.kind}")
+        return _Val("boolean", all(_member(item, right.data) for item in left.data))
+    if left.kind != right.kind or left.kind not in ("number", "timestamp"):
+        return _Err(f"'{op}' cannot order {left.kind} and {right.kind}")
+    a, b = left.data, right.data
+    result = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    return _Val("boolean", result)
+
+
+def interpret(expr: Expr, facts: Mapping[str, TypedFact],
+              request: Mapping[str, Any]) -> EvalResult:
+    """Evaluate ``expr``; true/false are determinate, unresolved names the missing inputs."""
+    machine = Interpreter(facts, request)
+    value = machine.eval(expr)
+    if isinstance(value, _Err):
+        return EvalResult(Outcome.ERROR, value.message)
+    if isinstance(value, _Unresolved):
+        return EvalResult(Outcome.UNRESOLVED, "missing: " + ", ".join(machine.missing))
+    if value.kind != "boolean":
+        return EvalResult(Outcome.ERROR, f"expression yields {value.kind}, not a boolean")
+    return EvalResult(Outcome.TRUE if value.data else Outcome.FALSE)

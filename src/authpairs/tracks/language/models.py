@@ -1,0 +1,95 @@
+"""Typed models of one scenario file (see ``docs/datasets/language-format.md``).
+
+These models check *shape* (field names, enumerations, basic types). Cross-field rules -- exact
+quotes, fact types against values, effect parameters, expression names -- are checked by
+:mod:`authpairs.tracks.language.validate`, which reports the file and field of every problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from authpairs.cases.models import Label, Request
+
+FactType = Literal["string", "number", "boolean", "timestamp", "null", "list"]
+Split = Literal["dev", "test"]
+Domain = Literal["payments", "clinical", "software", "education", "documents"]
+Family = Literal[
+    "delegated_scope", "purpose_category", "relationship", "joint_authority", "amount_interval",
+    "authority_transition", "revoke_supersede", "consumption", "conditional_exception",
+    "conflict_exception", "public_basis", "ownership", "role_hierarchy", "break_glass",
+]
+Variant = Literal[
+    "baseline", "alternate_path", "scope", "status", "issuer", "relationship", "timing",
+    "conflict", "irrelevant_evidence", "missing_prerequisite",
+]
+
+
+class _Strict(BaseModel):
+    """Base: unknown fields are errors (they are usually typos), instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FactSpec(_Strict):
+    """A typed fact bound to an exact quote of a context document or of the policy."""
+
+    value: Any = Field(description="The value, typed by ``type``.")
+    type: FactType
+    source: str = Field(min_length=1, description="A document id of the context, or 'policy'.")
+    quote: str = Field(min_length=1, description="Exact substring of the source text.")
+
+
+class DocumentSpec(_Strict):
+    """One evidence document of a context."""
+
+    id: str = Field(min_length=1)
+    issuer: str = Field(min_length=1)
+    time: str = Field(description="Canonical UTC timestamp, 'YYYY-MM-DDTHH:MM:SSZ'.")
+    text: str = Field(min_length=1)
+
+
+class ContextSpec(_Strict):
+    """One of the four contexts: evidence documents, typed facts and the author's label."""
+
+    id: str
+    label: Label
+    variant: Variant
+    path: str = Field(min_length=1, description="Authorization path established or broken.")
+    documents: list[DocumentSpec] = Field(min_length=1)
+    facts: dict[str, FactSpec] = Field(default_factory=dict)
+    unresolved_reason: str | None = None
+
+
+class EffectSpec(_Strict):
+    """The public effect descriptor: one of the nine effect types with concrete parameters."""
+
+    type: str
+    params: dict[str, Any]
+
+
+class Scenario(_Strict):
+    """A complete scenario: one operation under four contexts."""
+
+    slug: str
+    title: str = Field(min_length=1)
+    split: Split
+    domain: Domain
+    family: Family
+    policy: str = Field(min_length=1)
+    request: Request
+    effect: EffectSpec
+    expression: str = Field(min_length=1)
+    policy_facts: dict[str, FactSpec] = Field(default_factory=dict)
+    contexts: list[ContextSpec]
+
+
+class LoadedScenario(BaseModel):
+    """A validated scenario with the package-relative path of its file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: Scenario
+    path: str = Field(description="File path relative to the scenarios root ('payments/x.yaml').")
