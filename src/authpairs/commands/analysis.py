@@ -18,6 +18,7 @@ from authpairs.analysis.cost import (
     cost_grid,
 )
 from authpairs.analysis.export import write_csv, write_json
+from authpairs.analysis.family import FamilyError, load_family, run_family
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
 from authpairs.analysis.render import (
     print_break_even,
@@ -116,6 +117,27 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 {"contrast": c.name, **row} for c in result.contrasts
                 for row in c.comparison.rows()])
             console.print(f"wrote {out}/study.json, runs.csv, contrasts.csv, requests.csv")
+
+    @app.command()
+    def contrasts(
+        family_file: Annotated[Path, typer.Argument(help="Family YAML listing the contrasts.")],
+        out: OutOpt = None,
+    ) -> None:
+        """A declared family of contrasts between existing runs, Holm-adjusted together."""
+        try:
+            spec = load_family(family_file)
+            results = run_family(spec)
+        except (FamilyError, RunNotFoundError, ComparisonError) as exc:
+            raise _fail(str(exc)) from exc
+        print_family(console, results, spec.name)
+        if out is not None:
+            write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
+                                              "seed": spec.seed,
+                                              "contrasts": [c.to_dict() for c in results]})
+            write_csv(out / "contrasts.csv", [c.summary() for c in results])
+            write_csv(out / "requests.csv", [{"contrast": c.name, **row} for c in results
+                                             for row in c.comparison.rows()])
+            console.print(f"wrote {out}/family.json, contrasts.csv, requests.csv")
 
     @app.command()
     def compose(
