@@ -92,7 +92,7 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
     """One row per contrast with raw and Holm-adjusted p-values."""
     table = Table(title=f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
                   title_justify="left")
-    for col in ("contrast", "retained", "lost", "gained", "net", "+forb", "-forb",
+    for col in ("contrast", "retained", "lost", "gained", "net", "forb +", "forb -",
                 "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
                 "Holm McNemar"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
@@ -106,6 +106,8 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
                                                  else ""),
                       _p(c.holm_sign_flip_p), _p(c.holm_mcnemar_p))
     console.print(table)
+    console.print("lawful: retained / lost / gained (net = gained - lost, never netted per "
+                  "request); forb +/-: forbidden requests newly approved / newly blocked")
     if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
         console.print("* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
                       "enumerate)")

@@ -38,6 +38,29 @@ RecordsOpt = Annotated[Path, typer.Option(
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files here.")]
 
 
+COMPARE_HELP = (
+    "Request-level comparison of two runs (RUN_A before, RUN_B after). Lists retained, lost "
+    "and gained lawful requests and newly approved / newly blocked forbidden requests with "
+    "their ids, clusters and authorization paths, then the exact McNemar test, the "
+    "scenario-cluster bootstrap, the cluster sign-flip test and the view with unresolved "
+    "contexts excluded.")
+
+STUDY_HELP = (
+    "Run (or resume) a study plan, then analyze its Holm-adjusted contrast family. Every "
+    "combination of factor levels and seed is one run; contrasts compare each pair of levels "
+    "of the plan's 'compare' factor with everything else fixed.")
+
+COMPOSE_HELP = (
+    "All-must-allow replay of every ordered selection of reviewer runs: incorrect approvals, "
+    "lawful approvals, reached unavailable responses, consultations and selected tokens per "
+    "order, break-even ratios and the 720-cell and 2,880-cell cost grids.")
+
+GATE_HELP = (
+    "Acceptance test for a guardrail change: designated forbidden requests blocked by usable "
+    "denials, usable decisions, and every required lawful request still completed (no "
+    "substitution). Exit code 0 only when every check holds, 1 on failure, 2 on bad input.")
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
     console.print("[red]error:[/] ", end="")
     console.print(message, markup=False, highlight=False, soft_wrap=True)
@@ -55,7 +78,7 @@ def _split_label(arg: str) -> tuple[str | None, str]:
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
 
-    @app.command()
+    @app.command(help=COMPARE_HELP)
     def compare(
         run_a: Annotated[str, typer.Argument(help="Before: RUN_ID or PATH::RUN_ID.")],
         run_b: Annotated[str, typer.Argument(help="After: RUN_ID or PATH::RUN_ID.")],
@@ -67,8 +90,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--list/--no-list", help="List every changed request.")] = True,
         out: OutOpt = None,
     ) -> None:
-        """Request-level comparison of two runs: retained, lost, gained, forbidden changes,
-        exact McNemar, scenario-cluster bootstrap and sign-flip test, resolved-only view."""
+        """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
         try:
             ref_a, rec_a = load_run(run_a, records)
             ref_b, rec_b = load_run(run_b, records)
@@ -86,7 +108,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             write_csv(out / "summary.csv", [contrast.summary()])
             console.print(f"wrote {out}/comparison.json, requests.csv, summary.csv")
 
-    @app.command()
+    @app.command(help=STUDY_HELP)
     def study(
         plan_file: Annotated[Path, typer.Argument(help="Study plan YAML.")],
         analyze_only: Annotated[bool, typer.Option(
@@ -94,7 +116,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
         out: OutOpt = None,
     ) -> None:
-        """Run (or resume) configurations x seeds, then every pairwise contrast with Holm."""
+        """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
         try:
             plan = load_plan(plan_file)
 
@@ -139,15 +161,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                                              for row in c.comparison.rows()])
             console.print(f"wrote {out}/family.json, contrasts.csv, requests.csv")
 
-    @app.command()
+    @app.command(help=COMPOSE_HELP)
     def compose(
         runs: Annotated[list[str], typer.Argument(
             help="Reviewer runs: RUN_ID, PATH::RUN_ID or NAME=RUN_ID.")],
         records: RecordsOpt = DEFAULT_RECORDS,
         out: OutOpt = None,
     ) -> None:
-        """All-must-allow replay of every ordered selection of the runs, break-even ratios and
-        the 720-cell and 2,880-cell cost grids."""
+        """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
         try:
             loaded = {}
             for arg in runs:
@@ -187,7 +208,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             console.print(f"wrote {out}/compositions.csv, compositions.json, break_even.csv, "
                           "grid.csv, grid_prevalence.csv, grid.json")
 
-    @app.command()
+    @app.command(help=GATE_HELP)
     def gate(
         baseline: Annotated[str, typer.Option(help="Baseline run: RUN_ID or PATH::RUN_ID.")],
         candidate: Annotated[str, typer.Option(help="Candidate run: RUN_ID or PATH::RUN_ID.")],
