@@ -96,3 +96,22 @@ def test_compose_writes_orders_and_grids(app: typer.Typer, tmp_path: Path) -> No
     assert {(r["incorrect_approvals"], r["lawful_approvals"]) for r in triples} == {("0", "1")}
     assert len(list(csv.DictReader((out / "grid.csv").open()))) == 720
     assert len(list(csv.DictReader((out / "grid_prevalence.csv").open()))) == 2880
+
+
+def test_compose_with_grid_file_and_bad_run(app: typer.Typer, tmp_path: Path) -> None:
+    path = tmp_path / "n.sqlite"
+    store_run(path, "a", [rec("c1", "lawful", "ALLOW"), rec("c2", "forbidden", "BLOCK")])
+    store_run(path, "b", [rec("c1", "lawful", "BLOCK"), rec("c2", "forbidden", "BLOCK"),
+                          rec("c3", "lawful", "ALLOW")])
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("severity: [1, 1000]\nprevalence: [0.5]\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["compose", "a", "b", "--records", str(path), "--grid",
+                                   str(grid), "--out", str(out)], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "not present in every run" in res.output and "c3" in res.output
+    assert len(list(csv.DictReader((out / "grid.csv").open()))) == 2 * 5 * 3 * 4 * 2
+    assert len(list(csv.DictReader((out / "grid_prevalence.csv").open()))) == 2 * 5 * 3 * 4 * 2
+    assert len(list(csv.DictReader((out / "compositions.csv").open()))) == 4
+    res = CliRunner().invoke(app, ["compose", "a", "zzz", "--records", str(path)])
+    assert res.exit_code == 2 and "no run 'zzz'" in res.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from analysis_helpers import rec
@@ -10,10 +11,12 @@ from analysis_helpers import rec
 from authpairs.analysis.cost import (
     Condition,
     GridSpec,
+    GridSpecError,
     break_even,
     break_even_table,
     condition_from_records,
     cost_grid,
+    load_grid_spec,
     output_price_break_even,
 )
 
@@ -145,3 +148,17 @@ def test_paper_cap_feasibility_counts() -> None:
     assert [feasible[(c, None)] for c in (0, 1, 12, 448)] == [8, 11, 14, 15]
     assert [feasible[(c, 0)] for c in (0, 1, 12, 448)] == [0, 3, 3, 4]
     assert break_even(conds[1], conds[6]) == pytest.approx(171)  # 27B vs 27B -> Safeguard
+
+
+def test_grid_spec_file(tmp_path: Path) -> None:
+    f = tmp_path / "grid.yaml"
+    f.write_text("severity: [1, 171]\napproval_cap: [0, null]\nprevalence: [0.2]\n")
+    spec = load_grid_spec(f)
+    assert spec.severity == (1.0, 171.0) and spec.approval_cap == (0, None)
+    assert spec.output_price == GridSpec().output_price and spec.prevalence == (0.2,)
+    for body, message in (("severity: []\n", "severity"), ("prevalence: [1.5]\n", "prevalence"),
+                          ("approval_cap: [1.5]\n", "whole count"), ("speed: [1]\n", "unknown"),
+                          ("severity: [-1]\n", r"severity\[0\]")):
+        f.write_text(body)
+        with pytest.raises(GridSpecError, match=message):
+            load_grid_spec(f)

@@ -27,9 +27,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.outcomes import approved, completed
@@ -261,3 +263,53 @@ def cost_grid(conditions: Sequence[Condition], spec: GridSpec | None = None, *,
                     "feasible": int(n_feasible[i])})
         result.rows.append(row)
     return result
+
+
+class GridSpecError(ValueError):
+    """A grid file is malformed; the message names the file and field."""
+
+
+def _axis(raw: Any, key: str, origin: str, *, caps: bool = False) -> tuple[Any, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise GridSpecError(f"{origin}: field '{key}' must be a non-empty list")
+    out: list[Any] = []
+    for i, v in enumerate(raw):
+        if v is None and caps:
+            out.append(None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise GridSpecError(f"{origin}: field '{key}[{i}]' must be a non-negative number"
+                                + (" or null" if caps else ""))
+        if caps and v != int(v):
+            raise GridSpecError(f"{origin}: field '{key}[{i}]' must be a whole count")
+        if key == "prevalence" and not 0 < v < 1:
+            raise GridSpecError(f"{origin}: field 'prevalence[{i}]' must lie in (0, 1)")
+        out.append(int(v) if caps else float(v))
+    return tuple(out)
+
+
+def grid_spec_from_dict(raw: dict[str, Any], origin: str = "<grid>") -> GridSpec:
+    """A :class:`GridSpec` from plain data; omitted axes keep their defaults.
+
+    Caps may be ``null`` (no cap); every other value is a non-negative number.
+    """
+    default = GridSpec()
+    known = set(default.to_dict())
+    extra = set(raw) - known
+    if extra:
+        raise GridSpecError(f"{origin}: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
+    values = {key: (_axis(raw[key], key, origin, caps=key.endswith("_cap"))
+                    if key in raw else getattr(default, key)) for key in known}
+    return GridSpec(**values)
+
+
+def load_grid_spec(path: str | Path) -> GridSpec:
+    """Read a grid YAML file (a mapping of axis name to list of values)."""
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise GridSpecError(f"{p}: cannot read grid file: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise GridSpecError(f"{p}: a grid file must be a mapping of axis -> values")
+    return grid_spec_from_dict(raw, origin=str(p))

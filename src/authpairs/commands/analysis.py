@@ -13,9 +13,11 @@ from authpairs.analysis.compose import CompositionError, compose_all
 from authpairs.analysis.contrast import compare_runs
 from authpairs.analysis.cost import (
     GridSpec,
+    GridSpecError,
     break_even_table,
     condition_from_composition,
     cost_grid,
+    load_grid_spec,
 )
 from authpairs.analysis.export import write_csv, write_json
 from authpairs.analysis.family import FamilyError, load_family, run_family
@@ -166,10 +168,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         runs: Annotated[list[str], typer.Argument(
             help="Reviewer runs: RUN_ID, PATH::RUN_ID or NAME=RUN_ID.")],
         records: RecordsOpt = DEFAULT_RECORDS,
+        grid_file: Annotated[Path | None, typer.Option(
+            "--grid", help="YAML with grid axes (severity, output_price, input_price, "
+            "approval_cap, availability_cap, prevalence); omitted axes keep defaults.")] = None,
         out: OutOpt = None,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
         try:
+            spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
             loaded = {}
             for arg in runs:
                 name, address = _split_label(arg)
@@ -179,7 +185,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                     raise CompositionError(f"reviewer '{key}' given twice")
                 loaded[key] = recs
             matrix, results = compose_all(loaded)
-        except (RunNotFoundError, CompositionError) as exc:
+        except (RunNotFoundError, CompositionError, GridSpecError) as exc:
             raise _fail(str(exc)) from exc
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
@@ -188,7 +194,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         conditions = [condition_from_composition(r) for r in results]
         breaks = break_even_table(conditions)
         print_break_even(console, breaks)
-        spec = GridSpec()
         grid = cost_grid(conditions, spec)
         grid_prev = cost_grid(conditions, spec, with_prevalence=True)
         print_grid(console, grid)
