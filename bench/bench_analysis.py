@@ -37,7 +37,8 @@ def _record(run_id: str, case_id: str, label: str, cluster: str, outcome: str,
                       input_tokens=tin, output_tokens=tout)
 
 
-def _language_run(run_id: str, rng: np.random.Generator) -> list[CaseRecord]:
+def _language_run(run_id: str, rng: np.random.Generator, unresolved: bool = False
+                  ) -> list[CaseRecord]:
     out = []
     for s in range(40):
         for k in range(4):
@@ -45,12 +46,16 @@ def _language_run(run_id: str, rng: np.random.Generator) -> list[CaseRecord]:
             p_allow = 0.8 if label == "lawful" else 0.1
             r = rng.random()
             outcome = "ALLOW" if r < p_allow else ("UNAVAILABLE" if r > 0.97 else "BLOCK")
-            out.append(_record(run_id, f"AC-{s:02d}-{k}", label, f"scn-{s:02d}", outcome))
+            r = _record(run_id, f"AC-{s:02d}-{k}", label, f"scn-{s:02d}", outcome)
+            if unresolved and s in (3, 17) and k == 0:
+                r = r.model_copy(update={"resolved": False})
+            out.append(r)
     return out
 
 
-def bench_family(repeats: int = 3) -> tuple[float, int]:
-    """Best-of wall time for the full 36-contrast analysis."""
+def bench_family(repeats: int = 3, unresolved: bool = False) -> tuple[float, int]:
+    """Best-of wall time for the full 36-contrast analysis (``unresolved``: two unresolved
+    lawful contexts per run, so every contrast also computes its sensitivity view)."""
     plan = plan_from_dict({
         "base": {"dataset": "language", "split": "test"},
         "factors": {"model": {"m9": {"reviewer.backend.model": "m9"},
@@ -60,7 +65,7 @@ def bench_family(repeats: int = 3) -> tuple[float, int]:
         "seeds": [0, 1, 2], "analysis": {"draws": 10_000, "seed": 39039}})
     cells = expand_plan(plan)
     rng = np.random.default_rng(0)
-    records = {c.run_id: _language_run(c.run_id, rng) for c in cells}
+    records = {c.run_id: _language_run(c.run_id, rng, unresolved) for c in cells}
     best = float("inf")
     n = 0
     for _ in range(repeats):
@@ -101,6 +106,7 @@ def bench_compose(repeats: int = 3) -> tuple[float, int, int, int]:
 def main() -> None:
     """Run both benchmarks and print a markdown section."""
     fam_s, n_contrasts = bench_family()
+    sens_s, _ = bench_family(unresolved=True)
     comp_s, n_orders, n720, n2880 = bench_compose()
     print(f"## Analysis benchmark ({datetime.now(UTC).date().isoformat()})\n")
     print(f"Machine: {platform.processor() or platform.machine()}, Python "
@@ -110,6 +116,8 @@ def main() -> None:
     print(f"| study family: {n_contrasts} contrasts x 10,000 cluster-bootstrap draws "
           f"(160 cases/run, 40 clusters; matching + McNemar + sign-flip + Holm) | <= 2 s | "
           f"{fam_s:.3f} s |")
+    print(f"| same, with 2 unresolved contexts per run (adds the resolved-only sensitivity view: "
+          f"2 x 10,000 draws per contrast) | <= 2 s | {sens_s:.3f} s |")
     print(f"| {n_orders}-order composition + {n720}-cell + {n2880}-cell cost grids "
           f"(3 reviewers x 1,215 cases) | <= 1 s | {comp_s:.3f} s |")
 
