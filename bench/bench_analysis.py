@@ -19,6 +19,7 @@ import numpy as np
 
 from authpairs.analysis.compose import compose_all
 from authpairs.analysis.cost import GridSpec, condition_from_composition, cost_grid
+from authpairs.analysis.stats import _draw_counts
 from authpairs.analysis.study import analyze_family, expand_plan, plan_from_dict
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord
@@ -69,6 +70,7 @@ def bench_family(repeats: int = 3, unresolved: bool = False) -> tuple[float, int
     best = float("inf")
     n = 0
     for _ in range(repeats):
+        _draw_counts.cache_clear()  # every repeat pays for its bootstrap draws
         t0 = time.perf_counter()
         contrasts = analyze_family(plan, cells, records)
         best = min(best, time.perf_counter() - t0)

@@ -7,6 +7,7 @@ or numpy arrays, so they can be checked against independent implementations.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -81,16 +82,27 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
     estimate = 100.0 * float(d.sum()) / total if total else 0.0
     if k == 0 or total == 0:
         return BootstrapResult(estimate, estimate, estimate, draws, seed, level, k, int(total))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, k, size=(draws, k))
-    # How often each cluster is drawn in each draw, then both sums in one matrix product.
-    offsets = (np.arange(draws, dtype=np.int64) * k)[:, None]
-    counts = np.bincount((idx + offsets).ravel(), minlength=draws * k).reshape(draws, k)
+    counts = _draw_counts(seed, draws, k)
     num, den = (counts @ np.stack([d, n], axis=1)).T
     stats = 100.0 * num / den  # every cluster holds at least one unit, so den > 0
     alpha = (1.0 - level) / 2.0
     low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
     return BootstrapResult(estimate, float(low), float(high), draws, seed, level, k, int(total))
+
+
+@functools.lru_cache(maxsize=8)
+def _draw_counts(seed: int, draws: int, k: int) -> np.ndarray:
+    """How often each of ``k`` clusters is picked in each draw (read-only, cached).
+
+    The draws are ``default_rng(seed).integers(0, k, size=(draws, k))``; a family of contrasts
+    with one seed and cluster count therefore shares them, and the cache only avoids redrawing.
+    """
+    idx = np.random.default_rng(seed).integers(0, k, size=(draws, k))
+    offsets = (np.arange(draws, dtype=np.int64) * k)[:, None]
+    counts = np.bincount((idx + offsets).ravel(), minlength=draws * k).reshape(draws, k)
+    counts = counts.astype(np.float64)
+    counts.flags.writeable = False
+    return counts
 
 
 SignFlipMethod = Literal["exact", "monte-carlo", "trivial"]
