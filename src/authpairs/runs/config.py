@@ -54,6 +54,7 @@ class BackendConfig(BaseModel):
     n_threads: int = Field(default=2, description="local: CPU threads.")
     replay_store: str | None = Field(default=None, description="replay: records SQLite path.")
     replay_run_id: str | None = Field(default=None, description="replay: run to answer from.")
+    script: str | None = Field(default=None, description="scripted (tests): 'module:function'.")
 
 
 class ReviewerConfig(BaseModel):
@@ -103,7 +104,8 @@ class ConfigError(ValueError):
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Load a YAML run configuration, applying dotted-key ``overrides`` (e.g. 'reviewer.interface')."""
+    """Load a YAML run configuration, then apply dotted-key ``overrides``
+    (e.g. ``{"reviewer.interface": "direct"}``)."""
     p = Path(path)
     try:
         raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}

@@ -52,6 +52,14 @@ CREATE INDEX IF NOT EXISTS attempts_by_case ON attempts(run_id, case_id);
 """
 
 
+def _insert_attempts(conn: sqlite3.Connection, attempts: list[AttemptRecord]) -> None:
+    conn.executemany(
+        "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, record_json) "
+        "VALUES (?,?,?,?,?,?)",
+        [(a.run_id, a.case_id, a.attempt_no, a.kind, a.input_sha256, a.model_dump_json())
+         for a in attempts])
+
+
 class RecordStoreError(RuntimeError):
     """A record store conflict, e.g. reusing a run id with a different configuration."""
 
@@ -144,12 +152,13 @@ class RecordStore:
                  record.label, record.model_dump_json()))
             if cur.rowcount == 0:
                 return False
-            conn.executemany(
-                "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, "
-                "record_json) VALUES (?,?,?,?,?,?)",
-                [(a.run_id, a.case_id, a.attempt_no, a.kind, a.input_sha256,
-                  a.model_dump_json()) for a in attempts])
+            _insert_attempts(conn, attempts)
         return True
+
+    def add_attempts(self, attempts: list[AttemptRecord]) -> None:
+        """Store attempts that produced no case record (exhausted infrastructure retries)."""
+        with self.transaction() as conn:
+            _insert_attempts(conn, attempts)
 
     def done_case_ids(self, run_id: str) -> set[str]:
         """Ids of cases that already have a record in ``run_id``."""

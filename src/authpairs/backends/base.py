@@ -1,0 +1,70 @@
+"""The backend seam: a rendered chat request goes in, a chat response comes out.
+
+Every backend (OpenAI-compatible HTTP, the embedded local server, replay, the scripted test
+double) implements :class:`Backend`. Transport problems raise :class:`TransportError`; the run
+orchestrator records them as infrastructure attempts and retries them, never as decisions.
+Configuration problems (e.g. HTTP 400/404, a replay miss) raise :class:`BackendError` and stop the
+run with a clear message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from authpairs.cases.canonical import sha256_hex
+from authpairs.runs.config import SamplingConfig
+
+
+class ChatRequest(BaseModel):
+    """The exact reviewer input: chat messages plus an optional JSON-schema response format."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[dict[str, str]]
+    response_format: dict[str, Any] | None = None
+
+    def sha256(self) -> str:
+        """SHA-256 of the canonical request: the identity used for records and replay."""
+        return sha256_hex(self.model_dump(mode="json"))
+
+
+class ChatResponse(BaseModel):
+    """What a backend returned for one request."""
+
+    text: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    latency_s: float = 0.0
+    endpoint: str = Field(default="", description="Which server answered.")
+
+
+class TransportError(Exception):
+    """A refused connection, a timeout or an HTTP 5xx/429: retried as infrastructure."""
+
+
+class BackendError(Exception):
+    """A non-retryable backend problem (bad model name, HTTP 4xx, replay miss)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Answers chat requests. Use as ``async with backend: ...``."""
+
+    name: str
+
+    async def __aenter__(self) -> Backend: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """Answer one request or raise :class:`TransportError` / :class:`BackendError`."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Facts about the backend for the run record (model file hash, endpoints, ...)."""
+        ...

@@ -1,0 +1,56 @@
+"""Child process of the embedded server: ``python -m authpairs.backends.llama_server_main``.
+
+Runs an ``xllamacpp`` (llama.cpp) OpenAI-compatible server on 127.0.0.1 until it is told to stop
+(SIGTERM/SIGINT) or its parent process dies (even by ``kill -9``): it never outlives the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+
+
+def _watch_parent(parent_pid: int, stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        if os.getppid() != parent_pid:
+            stop.set()
+
+
+def main() -> None:
+    """Parse arguments, start the server, block until told to stop, then exit at once."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--n-parallel", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    threading.Thread(target=_watch_parent, args=(os.getppid(), stop), daemon=True).start()
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.n_ctx = args.n_ctx
+    params.n_parallel = args.n_parallel
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    server = xllamacpp.Server(params)
+    stop.wait()
+    # In-flight generations are abandoned on purpose: the run has ended or died. Try a clean
+    # shutdown, but never wait more than a few seconds for busy slots to drain.
+    threading.Timer(3.0, os._exit, args=(0,)).start()
+    del server
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

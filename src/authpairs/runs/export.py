@@ -1,0 +1,33 @@
+"""Export a run's records to JSONL: one line per case record, with its attempts inlined."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from authpairs.runs.store import RecordStore
+
+
+def export_jsonl(store: RecordStore, run_id: str, out: str | Path) -> int:
+    """Write the run's case records (each with ``attempts``) to ``out``; returns the line count.
+
+    A first line ``{"run": ...}`` carries the run metadata (configuration, hashes, versions).
+    Attempts that produced no case record (exhausted infrastructure retries) follow as
+    ``{"orphan_attempts": [...]}`` lines, so nothing recorded is left out.
+    """
+    info = store.get_run(run_id)
+    if info is None:
+        raise KeyError(f"{store.path}: no run '{run_id}'")
+    attempts = defaultdict(list)
+    for attempt in store.attempts(run_id):
+        attempts[attempt.case_id].append(attempt.model_dump(mode="json"))
+    lines = [json.dumps({"run": info.model_dump(mode="json")}, sort_keys=True)]
+    for record in store.case_records(run_id):
+        row = record.model_dump(mode="json")
+        row["attempts"] = attempts.pop(record.case_id, [])
+        lines.append(json.dumps(row, sort_keys=True))
+    for case_id, orphans in sorted(attempts.items()):
+        lines.append(json.dumps({"case_id": case_id, "orphan_attempts": orphans}, sort_keys=True))
+    Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines)
