@@ -142,3 +142,19 @@ def test_paper_direct_to_schema_reproduction() -> None:
     # 5.06 to 24.68 with the unresolved contexts excluded.
     assert (s.bootstrap.low, s.bootstrap.high) == pytest.approx((5.00, 23.75), abs=0.005)
     assert (t.bootstrap.low, t.bootstrap.high) == pytest.approx((5.06, 24.68), abs=0.005)
+
+
+def test_breakdown_by_attribute_keeps_gains_and_losses_apart() -> None:
+    def r(cid: str, out: str, family: str, label: str = "lawful") -> object:
+        base = rec(cid, label, out)
+        return base.model_copy(update={"attributes": {"family": family, "path": "p"}})
+
+    before = [r("a", "ALLOW", "revoke"), r("b", "BLOCK", "revoke"), r("c", "ALLOW", "amount"),
+              r("f", "BLOCK", "amount", "forbidden")]
+    after = [r("a", "BLOCK", "revoke"), r("b", "ALLOW", "revoke"), r("c", "ALLOW", "amount"),
+             r("f", "ALLOW", "amount", "forbidden")]
+    rows = {row["family"]: row for row in compare_records(before, after).breakdown("family")}
+    assert (rows["revoke"]["lost"], rows["revoke"]["gained"], rows["revoke"]["net"]) == (1, 1, 0)
+    assert (rows["amount"]["retained"], rows["amount"]["newly_approved"]) == (1, 1)
+    clusters = compare_records(before, after).breakdown("cluster")
+    assert [row["cluster"] for row in clusters] == ["s1"]

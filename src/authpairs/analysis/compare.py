@@ -51,13 +51,26 @@ class RequestChange:
     before_status: str
     after_status: str
     transition: str
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def attribute(self, name: str) -> str:
+        """A grouping attribute of the case ('cluster' and 'label' included; '' if absent)."""
+        if name == "cluster":
+            return self.cluster
+        if name == "label":
+            return self.label
+        return dict(self.attributes).get(name, "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (one CSV row)."""
-        return {"case_id": self.case_id, "label": self.label, "cluster": self.cluster,
-                "path": self.path, "resolved": self.resolved, "before": self.before,
-                "after": self.after, "before_status": self.before_status,
-                "after_status": self.after_status, "transition": self.transition}
+        row: dict[str, Any] = {
+            "case_id": self.case_id, "label": self.label, "cluster": self.cluster,
+            "path": self.path, "resolved": self.resolved, "before": self.before,
+            "after": self.after, "before_status": self.before_status,
+            "after_status": self.after_status, "transition": self.transition}
+        for key, value in self.attributes:  # grouping attributes (family, domain, ...)
+            row.setdefault(key, value)
+        return row
 
 
 def _status(record: CaseRecord) -> str:
@@ -145,6 +158,18 @@ class Comparison:
         """Sensitivity view: unresolved reference contexts excluded."""
         return self.restricted(c.case_id for c in (*self.lawful, *self.forbidden) if c.resolved)
 
+    def breakdown(self, attribute: str) -> list[dict[str, Any]]:
+        """Transition counts per value of a case attribute (e.g. family, domain, path)."""
+        groups: dict[str, dict[str, Any]] = {}
+        for c in (*self.lawful, *self.forbidden):
+            value = c.attribute(attribute)
+            row = groups.setdefault(value, {attribute: value, **{
+                t.value: 0 for t in (*LawfulTransition, *ForbiddenTransition)}})
+            row[c.transition] += 1
+        for row in groups.values():
+            row["net"] = row["gained"] - row["lost"]
+        return [groups[k] for k in sorted(groups)]
+
     def rows(self) -> list[dict[str, Any]]:
         """Every matched request as a plain row (lawful first, then forbidden; by case id)."""
         return [c.to_dict() for c in (*self.lawful, *self.forbidden)]
@@ -188,6 +213,6 @@ def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *
             transition = _forbidden_transition(x, y).value
         change = RequestChange(cid, ra.label, ra.cluster, path_of(ra) or path_of(rb),
                                ra.resolved and rb.resolved, x, y, _status(ra), _status(rb),
-                               transition)
+                               transition, tuple(sorted(ra.attributes.items())))
         (result.lawful if ra.lawful else result.forbidden).append(change)
     return result

@@ -164,3 +164,16 @@ def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: in
     rest = len(rows) - len(shown)
     if rest:
         console.print(f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv")
+
+
+def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Transition counts per attribute value; gains and losses in separate columns."""
+    table = Table(title=f"by {attribute}", title_justify="left")
+    table.add_column(attribute)
+    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked")
+    for col in cols:
+        table.add_column(col.replace("_", " "), justify="right")
+    for row in rows:
+        table.add_row(escape(row[attribute] or "(none)"),
+                      *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))
+    console.print(table)

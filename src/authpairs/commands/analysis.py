@@ -24,6 +24,7 @@ from authpairs.analysis.family import FamilyError, load_family, run_family
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
 from authpairs.analysis.render import (
     print_break_even,
+    print_breakdown,
     print_compositions,
     print_contrast,
     print_family,
@@ -90,6 +91,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = DEFAULT_SEED,
         list_requests: Annotated[bool, typer.Option(
             "--list/--no-list", help="List every changed request.")] = True,
+        by: Annotated[list[str] | None, typer.Option(
+            "--by", help="Also break transitions down by a case attribute (repeatable), "
+            "e.g. family, domain, path, cluster.")] = None,
         out: OutOpt = None,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
@@ -101,7 +105,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         except (RunNotFoundError, ComparisonError) as exc:
             raise _fail(str(exc)) from exc
         print_contrast(console, contrast, list_requests=list_requests)
+        for attribute in by or []:
+            print_breakdown(console, attribute, contrast.comparison.breakdown(attribute))
         if out is not None:
+            for attribute in by or []:
+                write_csv(out / f"by_{attribute}.csv", contrast.comparison.breakdown(attribute))
             data = contrast.to_dict()
             data["before_records"] = str(ref_a.path)
             data["after_records"] = str(ref_b.path)
