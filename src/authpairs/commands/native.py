@@ -1,0 +1,118 @@
+"""Native-policy track commands: ``data verify-native``, ``build-native``, ``import-openfga``,
+``import-cedar``. Thin wrappers over :mod:`authpairs.tracks.native`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from authpairs.tracks.native.errors import NativeImportError
+
+console = Console()
+SourcesOpt = Annotated[Path | None, typer.Option(
+    "--sources", help="Staged sources folder (default: $AUTHPAIRS_SOURCES or ../shared/sources).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
+
+
+def _fail(exc: Exception) -> None:
+    console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    raise typer.Exit(code=2)
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add the native-policy commands to the ``data`` group."""
+
+    @data_app.command("verify-native")
+    def verify_native_cmd(
+        sources: SourcesOpt = None,
+        report: Annotated[Path | None, typer.Option(
+            "--report", help="Also write the per-file agreement table (markdown).")] = None,
+    ) -> None:
+        """Replay every upstream OpenFGA / Cedar assertion through the real engines."""
+        from authpairs.tracks.native.verify import verify_native
+
+        try:
+            result = verify_native(sources)
+        except NativeImportError as exc:
+            _fail(exc)
+            return
+        text = result.to_markdown()
+        console.print(text, markup=False, highlight=False)
+        for engine, version in result.engines.items():
+            console.print(f"{engine}: {version}", markup=False)
+        if report is not None:
+            report.write_text(text, encoding="utf-8")
+        totals = result.totals()
+        summary = ", ".join(f"{k} {a}/{t}" for k, (a, t) in totals.items())
+        if not result.ok:
+            console.print(f"DISAGREEMENT: {summary}", markup=False)
+            raise typer.Exit(code=1)
+        console.print(f"all assertions agree: {summary}", markup=False)
+
+    @data_app.command("build-native")
+    def build_native_cmd(
+        out: OutOpt,
+        sources: SourcesOpt = None,
+        seed: Annotated[str | None, typer.Option("--seed", help="Split seed.")] = None,
+        dev_fraction: Annotated[float | None, typer.Option(
+            "--dev-fraction", help="Largest dev share of all cases.")] = None,
+    ) -> None:
+        """Build the native-policy track (engine-labelled, split) into a JSONL case file."""
+        from authpairs.cases.dataset import Dataset
+        from authpairs.tracks.native import split as split_rule
+        from authpairs.tracks.native.build import build_native
+        from authpairs.tracks.native.stats import summary_markdown
+
+        try:
+            built = build_native(sources, seed=seed or split_rule.DEFAULT_SEED,
+                                 dev_fraction=split_rule.DEFAULT_DEV_FRACTION
+                                 if dev_fraction is None else dev_fraction)
+        except NativeImportError as exc:
+            _fail(exc)
+            return
+        dataset = Dataset(name="native", cases=built.cases)
+        dataset.write_jsonl(out)
+        console.print(summary_markdown(built.cases), markup=False, highlight=False)
+        manifest = dataset.manifest()
+        console.print(f"wrote {len(dataset)} cases to {out} (public sha256 "
+                      f"{manifest.public_sha256[:12]}) in {built.timings['total_s']:.1f} s",
+                      markup=False)
+
+    @data_app.command("import-openfga")
+    def import_openfga_cmd(
+        path: Annotated[Path, typer.Argument(help="A *.fga.yaml store test file or a folder.")],
+        out: OutOpt,
+        name: Annotated[str | None, typer.Option("--name", help="Dataset name.")] = None,
+    ) -> None:
+        """Turn your own OpenFGA store test file(s) into an engine-labelled case file."""
+        from authpairs.tracks.native.byo import import_openfga
+
+        try:
+            dataset = import_openfga(path, name=name)
+        except NativeImportError as exc:
+            _fail(exc)
+            return
+        dataset.write_jsonl(out)
+        console.print(f"wrote {len(dataset)} cases to {out}", markup=False)
+
+    @data_app.command("import-cedar")
+    def import_cedar_cmd(
+        path: Annotated[Path, typer.Argument(help="A Cedar example folder (ALLOW/, DENY/).")],
+        out: OutOpt,
+        name: Annotated[str | None, typer.Option("--name", help="Dataset name.")] = None,
+        schema: Annotated[bool, typer.Option(
+            "--schema/--no-schema", help="Pass the folder's schema to the engine.")] = True,
+    ) -> None:
+        """Turn your own Cedar example folder into an engine-labelled case file."""
+        from authpairs.tracks.native.byo import import_cedar
+
+        try:
+            dataset = import_cedar(path, name=name, use_schema=schema)
+        except NativeImportError as exc:
+            _fail(exc)
+            return
+        dataset.write_jsonl(out)
+        console.print(f"wrote {len(dataset)} cases to {out}", markup=False)
