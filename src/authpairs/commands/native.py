@@ -18,7 +18,7 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
 
 
 def _fail(exc: Exception) -> None:
-    console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(code=2)
 
 

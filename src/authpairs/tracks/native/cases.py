@@ -95,15 +95,16 @@ def fga_canonical(model_text: str, check: FgaCheck) -> dict[str, Any]:
 def _fga_draft(run: FgaRun, check: FgaCheck, info: SourceInfo) -> _Draft:
     answer = run.checks[check.locator]
     locator = f"{info.relpath}#{check.locator}"
+    where = run.suite.path
     if answer.error is not None:
-        raise NativeImportError(info.relpath, f"the OpenFGA engine failed: {answer.error}",
+        raise NativeImportError(where, f"the OpenFGA engine failed: {answer.error}",
                                 check.locator)
     if not isinstance(answer.got, bool):
-        raise NativeImportError(info.relpath, "the OpenFGA engine gave no Boolean answer",
+        raise NativeImportError(where, "the OpenFGA engine gave no Boolean answer",
                                 check.locator)
     if answer.got != check.expected:
-        raise NativeImportError(info.relpath, f"the engine answers {answer.got}, the file "
-                                              f"expects {check.expected}", check.locator)
+        raise NativeImportError(where, f"the engine answers {str(answer.got).lower()}, the file "
+                                       f"expects {str(check.expected).lower()}", check.locator)
     canonical = fga_canonical(run.suite.model_text, check)
     digest = sha256_hex(canonical)
     policy = Policy(format="openfga", text=run.suite.model_text)
@@ -134,7 +135,7 @@ def openfga_drafts(runs: Sequence[tuple[FgaRun, SourceInfo]]) -> list[_Draft]:
     drafts: dict[str, _Draft] = {}
     for run, info in runs:
         for check in run.suite.checks:
-            _merge(drafts, _fga_draft(run, check, info), info.relpath)
+            _merge(drafts, _fga_draft(run, check, info), str(run.suite.path))
     return list(drafts.values())
 
 

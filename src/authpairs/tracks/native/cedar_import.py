@@ -83,7 +83,10 @@ def _entity_uid(value: Any) -> str:
 
 def read_request(path: Path, expected: bool, locator: str) -> CedarRequest:
     """Parse one request file."""
-    raw = _read_json(path)
+    try:
+        raw = _read_json(path)
+    except NativeImportError as exc:
+        raise NativeImportError(path, str(exc).removeprefix(f"{path}: "), locator) from exc
     if not isinstance(raw, dict):
         raise NativeImportError(path, "a request file must be a JSON object", locator)
     unknown = set(raw) - REQUEST_KEYS

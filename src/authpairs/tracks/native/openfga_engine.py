@@ -3,7 +3,8 @@
 One ``fga model test --tests FILE --verbose`` process per test file (no server), run from the
 file's own directory; files run concurrently, one per CPU. The CLI prints a JSON array (one
 object per test, with ``check_results``, ``list_objects_results`` and ``list_users_results``)
-followed by a plain-text summary, which also carries the text of any per-assertion error.
+followed by a plain-text summary (on stderr when a test fails), which carries the text of any
+per-assertion error.
 Results are matched to the parsed assertions by test index and request identity, never by
 position inside a test (the CLI does not keep the YAML order of assertions).
 """
@@ -213,7 +214,8 @@ def run_suite(suite: FgaSuite, binary: str | None = None,
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NativeImportError(suite.path, f"the OpenFGA CLI failed to run: {exc}") from exc
     data, summary = _parse_stdout(suite.path, proc.stdout, proc.stderr, proc.returncode)
-    return read_results(suite, data, summary)
+    # The plain-text summary (with per-assertion error texts) goes to stderr when tests fail.
+    return read_results(suite, data, summary + "\n" + proc.stderr)
 
 
 def run_suites(suites: Sequence[FgaSuite], workers: int | None = None) -> list[FgaRun]:
