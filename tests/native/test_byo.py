@@ -79,7 +79,7 @@ def test_cedar_cases() -> None:
     assert len(clinic) == 5 and len(kiosk) == 2
     assert all(c.public.policy.schema_text is not None for c in clinic)
     assert all(c.public.policy.schema_text is None for c in kiosk)
-    pia = [c for c in clinic if c.public.request.subject == 'Clinic::Staff::"pia"'][0]
+    pia = next(c for c in clinic if c.public.request.subject == 'Clinic::Staff::"pia"')
     assert pia.reference.label == Label.LAWFUL
     assert pia.public.evidence.state["template_links"][0]["link_id"] == "PiaCoversWest"
     assert pia.public.request.environment == {"on_shift": False}

@@ -40,7 +40,7 @@ def test_modular_files_run_concurrently_in_input_order() -> None:
     assert [r.suite.path.name for r in runs] == ["store.fga.yaml", "owners.fga.yaml"]
     omar = [a for a in runs[0].checks.values() if a.locator.endswith("check[1].assertions.viewer")]
     assert omar[0].got is False
-    assert list(runs[1].checks.values())[0].got is True
+    assert next(iter(runs[1].checks.values())).got is True
 
 
 def test_unknown_type_is_reported_on_its_assertion() -> None:

@@ -37,8 +37,8 @@ def test_inline_model_tuples_conditions_and_context() -> None:
 
 def test_test_level_tuples_are_added_to_file_tuples() -> None:
     suite = load_fga_suite(OPENFGA_GOOD / "library" / "store.fga.yaml")
-    base = [c for c in suite.checks if c.test_index == 0][0].tuples
-    extended = [c for c in suite.checks if c.test_index == 2][0].tuples
+    base = next(c for c in suite.checks if c.test_index == 0).tuples
+    extended = next(c for c in suite.checks if c.test_index == 2).tuples
     assert len(base) == 3
     assert len(extended) == 4
     assert {"user": "member:dora", "relation": "borrower", "object": "book:dune"} in extended
