@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from authpairs.tracks.native.errors import NativeImportError
 
-console = Console()
 SourcesOpt = Annotated[Path | None, typer.Option(
     "--sources", help="Staged sources folder (default: $AUTHPAIRS_SOURCES or ../shared/sources).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
@@ -40,17 +38,17 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             _fail(exc)
             return
         text = result.to_markdown()
-        console.print(text, markup=False, highlight=False)
+        typer.echo(text)
         for engine, version in result.engines.items():
-            console.print(f"{engine}: {version}", markup=False)
+            typer.echo(f"{engine}: {version}")
         if report is not None:
             report.write_text(text, encoding="utf-8")
         totals = result.totals()
         summary = ", ".join(f"{k} {a}/{t}" for k, (a, t) in totals.items())
         if not result.ok:
-            console.print(f"DISAGREEMENT: {summary}", markup=False)
+            typer.echo(f"DISAGREEMENT: {summary}")
             raise typer.Exit(code=1)
-        console.print(f"all assertions agree: {summary}", markup=False)
+        typer.echo(f"all assertions agree: {summary}")
 
     @data_app.command("build-native")
     def build_native_cmd(
@@ -75,11 +73,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             return
         dataset = Dataset(name="native", cases=built.cases)
         dataset.write_jsonl(out)
-        console.print(summary_markdown(built.cases), markup=False, highlight=False)
+        typer.echo(summary_markdown(built.cases))
         manifest = dataset.manifest()
-        console.print(f"wrote {len(dataset)} cases to {out} (public sha256 "
-                      f"{manifest.public_sha256[:12]}) in {built.timings['total_s']:.1f} s",
-                      markup=False)
+        typer.echo(f"wrote {len(dataset)} cases to {out} (public sha256 "
+                   f"{manifest.public_sha256[:12]}) in {built.timings['total_s']:.1f} s")
 
     @data_app.command("import-openfga")
     def import_openfga_cmd(
@@ -96,7 +93,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             _fail(exc)
             return
         dataset.write_jsonl(out)
-        console.print(f"wrote {len(dataset)} cases to {out}", markup=False)
+        typer.echo(f"wrote {len(dataset)} cases to {out}")
 
     @data_app.command("import-cedar")
     def import_cedar_cmd(
@@ -115,4 +112,4 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             _fail(exc)
             return
         dataset.write_jsonl(out)
-        console.print(f"wrote {len(dataset)} cases to {out}", markup=False)
+        typer.echo(f"wrote {len(dataset)} cases to {out}")
