@@ -125,14 +125,15 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
     test_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "test")
     dev_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "dev")
     for family, wanted in TEST_FAMILY_INPUTS.items():
-        got = test_families[family] * CONTEXTS_PER_SCENARIO
-        report.family_rows.append({"family": family, "test": got, "want": wanted,
+        n_inputs = test_families[family] * CONTEXTS_PER_SCENARIO
+        report.family_rows.append({"family": family, "test": n_inputs, "want": wanted,
                                    "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
-        if got != wanted:
+        if n_inputs != wanted:
             _err(report, DATASET, f"family {family}",
-                 f"{got} test inputs, SPEC requires {wanted}")
+                 f"{n_inputs} test inputs, SPEC requires {wanted}")
     for family in DEV_ONLY_FAMILIES:
-        report.family_rows.append({"family": family, "test": test_families[family], "want": 0,
+        report.family_rows.append({"family": family, "want": 0,
+                                   "test": test_families[family] * CONTEXTS_PER_SCENARIO,
                                    "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
         if dev_families[family] == 0:
             _err(report, DATASET, f"family {family}", "development-only family has no "

@@ -107,7 +107,7 @@ class _Compiler:
 
     def _add(self, sql: str) -> str:
         cte = f"n{len(self.ctes)}"
-        self.ctes.append(f"{cte}(t, v, e) AS ({sql})")
+        self.ctes.append(f"{cte}(t, v, e) AS MATERIALIZED ({sql})")
         return cte
 
     def compile(self, node: Expr) -> str:

@@ -1,0 +1,119 @@
+"""Language-track commands: ``data check``, ``data build-language``, ``data language-stats``,
+``data baseline-classifier``. Thin wrappers over :mod:`authpairs.tracks.language`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+_SPLITS = ("dev", "test", "all")
+
+
+def _split(value: str) -> str:
+    if value not in _SPLITS:
+        raise typer.BadParameter(f"split must be one of {', '.join(_SPLITS)}")
+    return value
+
+
+def check(
+    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
+    = None,
+    distribution: Annotated[bool, typer.Option(help="Check the SPEC distribution counts.")]
+    = True,
+) -> None:
+    """Validate the language-track scenarios: format, quotes, both evaluators, SPEC counts,
+    lexical giveaways. Exits 1 on any error."""
+    from authpairs.tracks.language.checks import check_language
+
+    console = Console()
+    report = check_language(root, distribution=distribution)
+    console.print(f"[bold]Language track[/bold]: {report.n_files} scenario files, "
+                  f"{report.n_valid} valid; {report.evaluated_contexts} contexts evaluated, "
+                  f"{report.determinate_reproduced} determinate labels reproduced by both "
+                  f"evaluators; {len(report.unresolved)} unresolved; "
+                  f"{report.different_paths} scenarios with two different lawful paths.")
+    if report.domain_rows:
+        table = Table(title="Domains (scenarios/dev inputs/test inputs)")
+        for column in ("domain", "scenarios", "dev", "test", "want"):
+            table.add_column(column)
+        for row in report.domain_rows:
+            table.add_row(*(str(row[c]) for c in ("domain", "scenarios", "dev", "test", "want")))
+        console.print(table)
+        table = Table(title="Families (inputs)")
+        for column in ("family", "dev", "test", "want"):
+            table.add_column(column)
+        for row in report.family_rows:
+            table.add_row(*(str(row[c]) for c in ("family", "dev", "test", "want")))
+        console.print(table)
+    for item in report.unresolved:
+        console.print(f"[yellow]unresolved[/yellow] {item.path} {item.context_id} "
+                      f"({item.label}): {item.reason} [{item.detail}]", markup=True)
+    for issue in report.errors:
+        console.print(f"[red]error[/red] {issue}", markup=True, highlight=False)
+    if report.ok:
+        console.print("[green]OK[/green]: no errors.")
+    else:
+        console.print(f"[red]{len(report.errors)} error(s).[/red]")
+        raise typer.Exit(1)
+
+
+def build_language(
+    out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
+    split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
+) -> None:
+    """Export the language-track cases as canonical JSONL and print the manifest."""
+    from authpairs.tracks.language import ScenarioError, load_language_dataset
+
+    try:
+        dataset = load_language_dataset(split)
+    except ScenarioError as exc:
+        typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
+        raise typer.Exit(1) from exc
+    dataset.write_jsonl(out)
+    typer.echo(json.dumps(dataset.manifest().to_dict(), indent=2))
+
+
+def language_stats(
+    split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
+) -> None:
+    """Print the dataset's counts tables as markdown (for the dataset card)."""
+    from authpairs.tracks.language import load_language_dataset
+    from authpairs.tracks.language.stats import counts_markdown
+
+    typer.echo(counts_markdown(load_language_dataset(split)))
+
+
+def baseline_classifier(
+    split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "test",
+    folds: Annotated[int, typer.Option(min=2, help="GroupKFold folds.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
+    from authpairs.tracks.language import load_language_dataset
+    from authpairs.tracks.language.baseline import MissingDependencyError, classifier_baseline
+
+    try:
+        result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)
+    except MissingDependencyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    verdict = "meets" if result.meets_target else "EXCEEDS"
+    typer.echo(f"bag-of-words baseline on {result.split}: accuracy {result.accuracy:.3f} "
+               f"({result.correct}/{result.n_cases}, {result.n_scenarios} scenarios, "
+               f"{result.n_folds}-fold GroupKFold); {verdict} the <= 60% target")
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add the language-track commands to the ``data`` group."""
+    data_app.command("check")(check)
+    data_app.command("build-language")(build_language)
+    data_app.command("language-stats")(language_stats)
+    data_app.command("baseline-classifier")(baseline_classifier)
