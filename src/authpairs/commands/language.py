@@ -65,12 +65,14 @@ def check(
 def build_language(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
+    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
+    = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
     from authpairs.tracks.language import ScenarioError, load_language_dataset
 
     try:
-        dataset = load_language_dataset(split)
+        dataset = load_language_dataset(split, root=root)
     except ScenarioError as exc:
         typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
         raise typer.Exit(1) from exc
@@ -80,12 +82,14 @@ def build_language(
 
 def language_stats(
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
+    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
+    = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
     from authpairs.tracks.language import load_language_dataset
     from authpairs.tracks.language.stats import counts_markdown
 
-    typer.echo(counts_markdown(load_language_dataset(split)))
+    typer.echo(counts_markdown(load_language_dataset(split, root=root)))
 
 
 def baseline_classifier(
