@@ -93,7 +93,10 @@ _SCHEMA_REASONS = {
 
 def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), e.validator))
+    priority = list(_SCHEMA_REASONS)
+    errors = sorted(validator.iter_errors(value), key=lambda e: (
+        len(e.absolute_path),
+        priority.index(str(e.validator)) if e.validator in priority else len(priority)))
     if errors:
         error = errors[0]
         reason = _SCHEMA_REASONS.get(str(error.validator), ReasonCode.INVALID_VALUE)

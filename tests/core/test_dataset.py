@@ -1,0 +1,78 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from authpairs.cases.dataset import Dataset, DatasetError, load_dataset
+
+
+def _write(path: Path, rows: list[object]) -> Path:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_examples_load_and_have_both_labels(examples: Dataset) -> None:
+    labels = [c.reference.label.value for c in examples]
+    assert len(examples) == 8
+    assert labels.count("lawful") == labels.count("forbidden") == 4
+
+
+def test_manifest_is_stable_and_tracks_public_changes(examples: Dataset, tmp_path: Path) -> None:
+    first = examples.manifest()
+    path = tmp_path / "copy.jsonl"
+    examples.write_jsonl(path)
+    again = load_dataset(path, name="examples").manifest()
+    assert first == again
+    changed = examples.cases[0].model_copy(
+        update={"public": examples.cases[0].public.model_copy(
+            update={"policy": examples.cases[0].public.policy.model_copy(
+                update={"text": "changed"})})})
+    other = Dataset("examples", [changed, *examples.cases[1:]]).manifest()
+    assert other.public_sha256 != first.public_sha256
+
+
+def test_invalid_json_names_file_and_line(tmp_path: Path, examples: Dataset) -> None:
+    good = examples.cases[0].model_dump(mode="json")
+    path = _write(tmp_path / "bad.jsonl", [good, "{not json"])
+    with pytest.raises(DatasetError) as err:
+        load_dataset(path)
+    assert "bad.jsonl" in str(err.value) and "line 2" in str(err.value)
+
+
+def test_missing_field_names_record_and_field(tmp_path: Path, examples: Dataset) -> None:
+    row = examples.cases[0].model_dump(mode="json")
+    del row["public"]["request"]["action"]
+    path = _write(tmp_path / "cases.jsonl", [row])
+    with pytest.raises(DatasetError) as err:
+        load_dataset(path)
+    message = str(err.value)
+    assert "cases.jsonl" in message and "line 1" in message
+    assert row["case_id"] in message and "public.request.action" in message
+
+
+def test_wrong_type_and_unknown_field_are_errors(tmp_path: Path, examples: Dataset) -> None:
+    row = examples.cases[0].model_dump(mode="json")
+    row["reference"]["label"] = "maybe"
+    with pytest.raises(DatasetError, match="reference.label"):
+        load_dataset(_write(tmp_path / "a.jsonl", [row]))
+    row = examples.cases[0].model_dump(mode="json")
+    row["public"]["secret"] = 1
+    with pytest.raises(DatasetError, match="public.secret"):
+        load_dataset(_write(tmp_path / "b.jsonl", [row]))
+
+
+def test_duplicate_case_ids_are_refused(tmp_path: Path, examples: Dataset) -> None:
+    row = examples.cases[0].model_dump(mode="json")
+    with pytest.raises(DatasetError, match="duplicate case id"):
+        load_dataset(_write(tmp_path / "dup.jsonl", [row, row]))
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="not found"):
+        load_dataset(tmp_path / "nope.jsonl")
+
+
+def test_select_split_and_limit(examples: Dataset) -> None:
+    assert len(examples.select("dev")) == 8
+    assert len(examples.select("test")) == 0
+    assert len(examples.select("all", limit=3)) == 3

@@ -1,0 +1,58 @@
+"""A reviewer never sees reference labels, expressions, facts, notes or grouping attributes."""
+
+from __future__ import annotations
+
+import pytest
+
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.models import Case, Label
+from authpairs.cases.sources import load_examples
+from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.reviewers import BaselineReviewer
+
+
+def _datasets() -> list[Dataset]:
+    found = [load_examples()]
+    try:
+        from authpairs.tracks.language import load_language_dataset
+
+        found.append(load_language_dataset())
+    except ImportError:
+        pass
+    return found
+
+
+def _flip(case: Case) -> Case:
+    other = Label.FORBIDDEN if case.reference.label is Label.LAWFUL else Label.LAWFUL
+    reference = case.reference.model_copy(update={
+        "label": other, "expression": "SECRET-EXPRESSION", "notes": "SECRET-NOTES",
+        "facts": {"secret.fact": "SECRET-FACT"}, "resolved": not case.reference.resolved})
+    return case.model_copy(update={"reference": reference,
+                                   "attributes": {"family": "SECRET-FAMILY"}})
+
+
+@pytest.mark.parametrize("name", interface_names())
+def test_prompts_depend_only_on_the_public_half(name: str) -> None:
+    interface = get_interface(name)
+    for dataset in _datasets():
+        for case in dataset:
+            original = interface.render(case.public)
+            flipped = _flip(case)
+            assert interface.render(flipped.public) == original
+            text = "\n".join(m["content"] for m in original.messages)
+            for secret in (case.reference.expression, case.reference.notes or None):
+                if secret:
+                    assert secret not in text, f"{case.case_id}: reference text leaked"
+            for fact in case.reference.facts:
+                assert fact not in text, f"{case.case_id}: fact name {fact} leaked"
+            for key in ("family", "scenario", "path", "variant"):
+                value = case.attributes.get(key, "")
+                if "_" in value or "-" in value:
+                    assert value not in text, f"{case.case_id}: attribute {key} leaked"
+
+
+def test_baseline_input_is_the_public_case_only() -> None:
+    reviewer = BaselineReviewer("always-allow")
+    for case in load_examples():
+        text = "\n".join(m["content"] for m in reviewer.render(case.public).messages)
+        assert '"label"' not in text and "reference" not in text
