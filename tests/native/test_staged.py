@@ -176,3 +176,8 @@ def test_full_track_counts_and_split(full_build: NativeBuild) -> None:
     cedar_dev = table[("cedar", "dev")]
     assert (cedar_dev.cases, cedar_dev.lawful, cedar_dev.forbidden) == (12, 8, 4)
     assert table[("openfga", "test")].lawful == 745
+    dev_groups = {c.attributes["group"] for c in cases if c.split == "dev"}
+    assert dev_groups == {"cedar/hotel_chains", "openfga/call-center", "openfga/expenses",
+                          "openfga/github", "openfga/human-resources", "openfga/manufacturing",
+                          "openfga/multitenant-rbac", "openfga/real-estate",
+                          "openfga/superadmin"}
