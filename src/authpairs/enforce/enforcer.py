@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.cases.models import EffectDescriptor
+from authpairs.enforce import layout
 from authpairs.enforce.descriptors import DescriptorError, parse_params
 from authpairs.enforce.execute import EXECUTORS, ExecContext, ExecuteFn, ExecutionError
 from authpairs.enforce.safepath import ContainmentError
 from authpairs.enforce.sandbox import Sandbox
 from authpairs.enforce.verify import VERIFIERS, ObservationError, ReadChannel, Verifier
-from authpairs.enforce.verify.digest import changed, changed_outside, snapshot
+from authpairs.enforce.verify.digest import Digester, Snapshot, changed, changed_outside
 from authpairs.review.outcome import Dispatch
 from authpairs.runs.records import EffectRecord
 
@@ -74,6 +75,8 @@ class LocalEnforcer:
         self._executors: dict[str, ExecuteFn] = {**EXECUTORS, **(executors or {})}
         self._verifiers: dict[str, Verifier] = {**VERIFIERS, **(verifiers or {})}
         self._channel: ReadChannel | None = None
+        self._digester: Digester | None = None
+        self._last: Snapshot | None = None
         self._lock = threading.Lock()
 
     def __enter__(self) -> LocalEnforcer:
@@ -81,6 +84,7 @@ class LocalEnforcer:
         try:
             self._channel = ReadChannel(self.sandbox.root, self.sandbox.db_path,
                                         self.sandbox.base_url)
+            self._digester = Digester(self._channel)
         except BaseException:
             self.sandbox.stop()
             raise
@@ -90,6 +94,7 @@ class LocalEnforcer:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
+            self._digester = None
         self.sandbox.stop()
 
     def enforce(self, case_id: str, effect: EffectDescriptor | None,
@@ -98,10 +103,12 @@ class LocalEnforcer:
         check_inputs(case_id, effect, dispatch)
         if effect is None:
             return decision_only(dispatch)
-        if self._channel is None:
+        if self._channel is None or self._digester is None:
             raise RuntimeError("LocalEnforcer is not running; use it as a context manager")
         with self._lock:
-            return self._enforce(case_id, effect, dispatch, self._channel)
+            previous, self._last = self._last, None
+            return self._enforce(case_id, effect, dispatch, self._channel, self._digester,
+                                 previous)
 
     # -- internals -------------------------------------------------------------------------
     def _refused(self, effect: EffectDescriptor, dispatch: Dispatch, error: str) -> EffectRecord:
@@ -111,7 +118,8 @@ class LocalEnforcer:
                             audit_ok=dispatch is Dispatch.BLOCK, error=error)
 
     def _enforce(self, case_id: str, effect: EffectDescriptor, dispatch: Dispatch,
-                 ch: ReadChannel) -> EffectRecord:
+                 ch: ReadChannel, digester: Digester, previous: Snapshot | None
+                 ) -> EffectRecord:
         try:
             params = parse_params(effect)
         except DescriptorError as exc:
@@ -126,7 +134,10 @@ class LocalEnforcer:
         verifier = self._verifiers[effect.type]
         targets = verifier.targets(params, scope)
         try:
-            snap_before = snapshot(ch)
+            # The "before" digest: the previous case's "after" digest with the subtrees this
+            # case's seeding may have written re-walked (see Digester.refresh), or a full walk.
+            snap_before = (digester.snapshot() if previous is None else
+                           digester.refresh(previous, layout.seeded_subtrees(scope)))
             before = verifier.observe(params, scope, ch)
         except (ObservationError, OSError, sqlite3.Error) as exc:
             return self._refused(effect, dispatch, f"verifier could not observe: {exc}")
@@ -145,7 +156,8 @@ class LocalEnforcer:
         observation: dict[str, Any] = {"dispatch": dispatch.value, "before": before}
         try:
             after = verifier.observe(params, scope, ch)
-            snap_after = snapshot(ch)
+            snap_after = digester.snapshot()
+            self._last = snap_after
         except (ObservationError, OSError, sqlite3.Error) as exc:
             return EffectRecord(executed=executed, effect_type=effect.type,
                                 effect={"scope": scope, "result": result},

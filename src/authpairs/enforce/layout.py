@@ -47,6 +47,13 @@ SEED_SUBJECTS = ("seed:001", "seed:002", "seed:003")
 SEED_VERSION = "seed"
 
 
+def seeded_subtrees(scope: str) -> tuple[tuple[str, ...], ...]:
+    """Every directory that seeding a case in ``scope`` may write (its scope's file trees and
+    the key store)."""
+    return (*((*base, scope) for base in (OUTBOX, DOCUMENTS, SIGNATURES, SITES, DOWNLOADS)),
+            PUBLIC_KEYS, PRIVATE_KEYS)
+
+
 def scope_for(case_id: str) -> str:
     """The scope name of a case: ``c-`` + 20 hex digits of SHA-256 of its public id."""
     return "c-" + hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:20]

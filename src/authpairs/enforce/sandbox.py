@@ -7,6 +7,7 @@ connection closed and (unless ``keep=True``) the directory removed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -19,15 +20,27 @@ from authpairs.enforce.httpserver import LocalHTTPServer
 from authpairs.enforce.seeding import seed_for, seed_global
 
 
+def default_parent() -> Path | None:
+    """Where sandboxes go by default: ``$AUTHPAIRS_SANDBOX_DIR``, else ``/dev/shm`` (memory-backed,
+    much faster to create and remove) when writable, else the system temp dir (None)."""
+    configured = os.environ.get("AUTHPAIRS_SANDBOX_DIR")
+    if configured:
+        return Path(configured)
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return None
+
+
 class Sandbox:
     """Local resources for one run. Use as ``with Sandbox() as sb: ...``.
 
-    ``parent`` is where the temporary directory is created (default: the system temp dir);
+    ``parent`` is where the temporary directory is created (default: :func:`default_parent`);
     ``keep`` leaves the directory in place after exit for inspection.
     """
 
     def __init__(self, parent: Path | None = None, keep: bool = False) -> None:
-        self._parent = parent
+        self._parent = parent if parent is not None else default_parent()
         self._keep = keep
         self._root: Path | None = None
         self._db: sqlite3.Connection | None = None
@@ -49,9 +62,10 @@ class Sandbox:
         root = Path(tempfile.mkdtemp(prefix="authpairs-sandbox-", dir=self._parent)).resolve()
         self._root = root
         try:
-            for top in ("files", "www", "keys"):
-                (root / top).mkdir(mode=0o755)
-            (root / "keys" / "private").mkdir(mode=0o700)
+            for base in (layout.OUTBOX, layout.DOCUMENTS, layout.SIGNATURES, layout.SITES,
+                         layout.DOWNLOADS, layout.PUBLIC_KEYS):
+                root.joinpath(*base).mkdir(mode=0o755, parents=True)
+            root.joinpath(*layout.PRIVATE_KEYS).mkdir(mode=0o700)
             db = sqlite3.connect(root / layout.DB_NAME, check_same_thread=False,
                                  isolation_level="DEFERRED")
             self._db = db

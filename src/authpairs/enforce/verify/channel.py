@@ -31,7 +31,8 @@ class ReadChannel:
         self.root = root
         self._db = sqlite3.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True,
                                    check_same_thread=False, isolation_level=None)
-        self._http = httpx.Client(base_url=base_url, timeout=10.0, trust_env=False)
+        # Plain HTTP to 127.0.0.1 only: no TLS context is needed (verify=False skips loading CAs).
+        self._http = httpx.Client(base_url=base_url, timeout=10.0, trust_env=False, verify=False)
 
     def close(self) -> None:
         """Close the database connection and the HTTP client (and its keep-alive sockets)."""
