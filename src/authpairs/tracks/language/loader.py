@@ -38,7 +38,10 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(str(issue) for issue in issues))
 
 
-class _NoTimestampLoader(yaml.SafeLoader):
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+
+
+class _NoTimestampLoader(_BaseLoader):
     """Safe YAML loader that keeps timestamps as the exact text the author wrote."""
 
 
