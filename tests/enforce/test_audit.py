@@ -143,6 +143,8 @@ def test_touching_another_account_is_named(tmp_path: Path) -> None:
 class _TamperingVerifier:
     """Wraps the real verifier; between 'before' and 'after' an outside writer changes a row."""
 
+    checks: tuple[str, ...] = ("sql",)
+
     def __init__(self, effect_type: str, db_path: list[Path]) -> None:
         self._inner = VERIFIERS[effect_type]
         self._calls = 0

@@ -27,6 +27,7 @@ from authpairs.cases.models import (
 from authpairs.enforce import EFFECT_TYPES, LocalEnforcer, layout
 from authpairs.enforce.base import Enforcer
 from authpairs.review.outcome import Dispatch
+from authpairs.runs.records import EffectRecord
 
 from .helpers import SAMPLES, sample
 
@@ -153,3 +154,22 @@ def test_records_do_not_depend_on_the_label(tmp_path: Path) -> None:
                             for d in (Dispatch.ALLOW, Dispatch.BLOCK)])
     assert results[0] == results[1]
     assert results[0][0]["verified"] and not results[0][1]["executed"]
+
+
+def test_concurrent_callers_are_serialized(enforcer: LocalEnforcer) -> None:
+    """The orchestrator may call from several threads; every record stays exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(f"AC-t{i}", sample(t), Dispatch.ALLOW if i % 2 else Dispatch.BLOCK)
+            for i, t in enumerate(EFFECT_TYPES * 3)]
+    with ThreadPoolExecutor(4) as pool:
+        records = list(pool.map(lambda j: enforcer.enforce(*j), jobs))
+    assert all(r.audit_ok for r in records)
+    assert [r.verified for r in records] == [j[2] is Dispatch.ALLOW for j in jobs]
+
+
+@pytest.mark.parametrize("dispatch", list(Dispatch))
+def test_records_round_trip_as_json(enforcer: LocalEnforcer, dispatch: Dispatch) -> None:
+    for effect_type in EFFECT_TYPES:
+        rec = enforcer.enforce(f"AC-json-{dispatch}", sample(effect_type), dispatch)
+        assert EffectRecord.model_validate_json(rec.model_dump_json()) == rec

@@ -169,6 +169,7 @@ class LocalEnforcer:
         target_changed = before != after
         observation |= {
             "after": after,
+            "checks": [*verifier.checks, "unrelated-resource"],
             "primary_ok": judgement.ok,
             "judgement": judgement.detail,
             "target_changed": target_changed,

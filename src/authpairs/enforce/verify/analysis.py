@@ -11,6 +11,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class AnalysisVerifier:
     """Executed means: the subject was not a member and now is; no other member changed."""
 
+    checks: tuple[str, ...] = ("sql",)
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The one membership row."""
         return [("sql", "dataset_members", scope, p.dataset, p.subject_id)]

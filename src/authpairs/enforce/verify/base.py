@@ -24,6 +24,10 @@ class Judgement:
 class Verifier(Protocol):
     """Independent check of one effect type."""
 
+    checks: tuple[str, ...]
+    """Kinds of read-back this verifier performs ('sql', 'balance', 'byte', 'signature',
+    'live-site'); the unrelated-resource check is added by the enforcement point."""
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """Key prefixes of the resources this effect is allowed to change."""
         ...

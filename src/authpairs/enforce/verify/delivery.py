@@ -13,6 +13,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class DeliveryVerifier:
     """Executed means: the outbox file was absent and now holds exactly the content bytes."""
 
+    checks: tuple[str, ...] = ("byte",)
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The delivered file."""
         return [("file", *layout.outbox_path(scope, p.recipient, p.file_name))]

@@ -21,6 +21,8 @@ class DeploymentVerifier:
     the first bucket outside it still serves the previous stable release, and one deployment row
     was logged."""
 
+    checks: tuple[str, ...] = ("live-site", "sql")
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The service's site directory and its deployment log."""
         return [("file", *layout.site_dir(scope, p.service)),

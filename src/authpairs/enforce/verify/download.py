@@ -13,6 +13,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class DownloadVerifier:
     """Executed means: the URL was 404 and now serves the complete content, logged as complete."""
 
+    checks: tuple[str, ...] = ("live-site", "byte", "sql")
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The published file and its log row."""
         return [("file", *layout.download_path(scope, p.recipient, p.file_name)),

@@ -13,6 +13,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class LedgerVerifier:
     """Executed means: debit and credit of exactly the amount, and one matching journal row."""
 
+    checks: tuple[str, ...] = ("balance", "sql")
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The two accounts and the scope's journal."""
         return [("sql", "accounts", scope, p.from_account),

@@ -12,6 +12,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class OrderVerifier:
     """Executed means: the order did not exist and now exists with exactly the described line."""
 
+    checks: tuple[str, ...] = ("sql",)
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The order row."""
         return [("sql", "orders", scope, p.order_id)]

@@ -11,6 +11,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class RecordVerifier:
     """Executed means: the field now holds the value and its revision went up by exactly one."""
 
+    checks: tuple[str, ...] = ("sql",)
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The one field of the record."""
         return [("sql", "records", scope, p.record_id, p.field)]

@@ -11,6 +11,8 @@ from authpairs.enforce.verify.channel import ReadChannel
 class ReservationVerifier:
     """Executed means: exactly one new reservation with the described holder and interval."""
 
+    checks: tuple[str, ...] = ("sql",)
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The resource's reservations."""
         return [("sql", "reservations", scope, p.resource_id)]

@@ -18,6 +18,8 @@ class SigningVerifier:
     """Executed means: a new detached signature that verifies, under the signer's public key,
     over both the stored document bytes and the described content; logged with its digest."""
 
+    checks: tuple[str, ...] = ("signature", "byte", "sql")
+
     def targets(self, p: Any, scope: str) -> list[ResourceKey]:
         """The signature file and the signature log row."""
         return [("file", *layout.signature_path(scope, p.document_id, p.file_name)),
