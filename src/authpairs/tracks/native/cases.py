@@ -174,7 +174,8 @@ def _cedar_draft(example: CedarExample, request: CedarRequest, answer: CedarAnsw
         "engine": "cedar", "group": info.group,
         "encoding": encoding_hash(policy, example.links), "query_kind": "authorize",
         "path": info.relpath,
-        "query": sha256_hex([request.principal, request.action, request.resource])[:16],
+        "query": sha256_hex([policy.text, request.principal, request.action,
+                             request.resource])[:16],
     }
     facts = {"input_sha256": digest, "expected": request.expected,
              "engine_answer": answer.allowed, "engine": info.engine_version,
