@@ -55,6 +55,9 @@ def test_openfga_public_half_and_attributes() -> None:
     assert case.attributes["query_kind"] == "check"
     assert case.attributes["split"] == "test" and case.split == "test"
     assert len(case.attributes["encoding"]) == 16
+    ben = [c for c in dataset if c.public.request.subject == "member:ben"]
+    assert len(ben) == 2 and {c.reference.label for c in ben} == {Label.LAWFUL, Label.FORBIDDEN}
+    assert len({c.attributes["query"] for c in ben}) == 1  # same policy and query, other state
 
 
 def test_ids_are_stable_and_input_sensitive(tmp_path: Path) -> None:
