@@ -22,6 +22,7 @@ def counts_markdown(dataset: Dataset) -> str:
     labels: Counter[tuple[str, str]] = Counter()
     families: Counter[tuple[str, str]] = Counter()
     unresolved = 0
+    chars: dict[str, list[int]] = defaultdict(list)
     lawful_paths: dict[str, set[str]] = defaultdict(set)
     for case in dataset:
         a = case.attributes
@@ -31,6 +32,8 @@ def counts_markdown(dataset: Dataset) -> str:
         labels[(case.split, case.reference.label.value)] += 1
         families[(a["family"], case.split)] += 1
         unresolved += 0 if case.reference.resolved else 1
+        chars[case.reference.label.value].append(
+            sum(len(d.text) for d in case.public.evidence.documents))
         if case.reference.label is Label.LAWFUL:
             lawful_paths[a["scenario"]].add(a["path"])
     domain_rows: list[list[object]] = [
@@ -45,6 +48,7 @@ def counts_markdown(dataset: Dataset) -> str:
         [s, len(scen[s]), labels[(s, "lawful")] + labels[(s, "forbidden")],
          labels[(s, "lawful")], labels[(s, "forbidden")]] for s in ("dev", "test")]
     different = sum(1 for paths in lawful_paths.values() if len(paths) == 2)
+    mean = {k: round(sum(v) / len(v)) if v else 0 for k, v in chars.items()}
     return "\n\n".join([
         "Per domain (scenarios, dev inputs, test inputs):",
         _table(["domain", "scenarios", "dev inputs", "test inputs"], domain_rows),
@@ -53,5 +57,6 @@ def counts_markdown(dataset: Dataset) -> str:
         "Per family (inputs):",
         _table(["family", "dev inputs", "test inputs", "SPEC test inputs"], family_rows),
         f"Unresolved contexts: {unresolved}. Scenarios whose two lawful contexts use different "
-        f"authorization paths: {different} of {len(lawful_paths)}.",
+        f"authorization paths: {different} of {len(lawful_paths)}. Mean evidence length "
+        f"(characters): lawful {mean.get('lawful', 0)}, forbidden {mean.get('forbidden', 0)}.",
     ])
