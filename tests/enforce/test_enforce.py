@@ -144,16 +144,30 @@ def test_signature_exposes_no_label() -> None:
 
 
 def test_records_do_not_depend_on_the_label(tmp_path: Path) -> None:
-    """A lawful and a forbidden case with the same effect and dispatch give the same record."""
-    effect = sample("deployment")
-    lawful, forbidden = _case(Label.LAWFUL, effect), _case(Label.FORBIDDEN, effect)
+    """Lawful and forbidden cases with the same effects and dispatches give identical records
+    (two fresh runs; keys are deterministic, so records are reproducible run to run)."""
     results = []
-    for case in (lawful, forbidden):
+    for label in (Label.LAWFUL, Label.FORBIDDEN):
         with LocalEnforcer(tmp_path) as enf:
-            results.append([enf.enforce(case.case_id, case.public.effect, d).model_dump()
-                            for d in (Dispatch.ALLOW, Dispatch.BLOCK)])
+            run = []
+            for effect_type in EFFECT_TYPES:
+                case = _case(label, sample(effect_type))
+                run += [enf.enforce(f"{case.case_id}-{effect_type}-{d}", case.public.effect, d
+                                    ).model_dump() for d in (Dispatch.ALLOW, Dispatch.BLOCK)]
+            results.append(run)
     assert results[0] == results[1]
-    assert results[0][0]["verified"] and not results[0][1]["executed"]
+    assert all(r["verified"] for r in results[0][::2])
+    assert not any(r["executed"] for r in results[0][1::2])
+
+
+def test_broken_executor_is_recorded_not_raised(tmp_path: Path) -> None:
+    def broken(p: object, ctx: object) -> dict[str, object]:
+        raise KeyError("bug")
+
+    with LocalEnforcer(tmp_path, executors={"reservation": broken}) as enf:
+        rec = enf.enforce("AC-1", sample("reservation"), Dispatch.ALLOW)
+    assert not rec.executed and not rec.audit_ok
+    assert rec.error == "executor refused: KeyError: 'bug'"
 
 
 def test_concurrent_callers_are_serialized(enforcer: LocalEnforcer) -> None:

@@ -19,7 +19,6 @@ Calls are serialized (one lock), so concurrent callers never see each other's ch
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +36,13 @@ from authpairs.review.outcome import Dispatch
 from authpairs.runs.records import EffectRecord
 
 MAX_LISTED_CHANGES = 20
+
+
+def _describe(exc: BaseException) -> str:
+    """Refusals (containment, business rules, observation) by message; anything else by type."""
+    if isinstance(exc, (ContainmentError, ExecutionError, ObservationError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def check_inputs(case_id: object, effect: object, dispatch: object) -> None:
@@ -128,9 +134,10 @@ class LocalEnforcer:
         try:
             scope = sb.open_scope(case_id)
             sb.seed(effect.type, params, scope)
-        except (ContainmentError, OSError, sqlite3.Error) as exc:
+        except Exception as exc:  # containment refusals, and anything unexpected: still a record
             sb.db.rollback()
-            return self._refused(effect, dispatch, f"sandbox refused to prepare resources: {exc}")
+            return self._refused(effect, dispatch,
+                                 f"sandbox refused to prepare resources: {_describe(exc)}")
         verifier = self._verifiers[effect.type]
         targets = verifier.targets(params, scope)
         try:
@@ -139,8 +146,9 @@ class LocalEnforcer:
             snap_before = (digester.snapshot() if previous is None else
                            digester.refresh(previous, layout.seeded_subtrees(scope)))
             before = verifier.observe(params, scope, ch)
-        except (ObservationError, OSError, sqlite3.Error) as exc:
-            return self._refused(effect, dispatch, f"verifier could not observe: {exc}")
+        except Exception as exc:
+            return self._refused(effect, dispatch,
+                                 f"verifier could not observe: {_describe(exc)}")
 
         executed, result, error = False, {}, None
         if dispatch is Dispatch.ALLOW:
@@ -149,20 +157,20 @@ class LocalEnforcer:
                 if sb.db.in_transaction:
                     sb.db.commit()
                 executed = True
-            except (ExecutionError, ContainmentError, OSError, sqlite3.Error, ValueError) as exc:
+            except Exception as exc:  # a refusal, or a broken executor: recorded, never raised
                 sb.db.rollback()
-                error = f"executor refused: {exc}"
+                error = f"executor refused: {_describe(exc)}"
 
         observation: dict[str, Any] = {"dispatch": dispatch.value, "before": before}
         try:
             after = verifier.observe(params, scope, ch)
             snap_after = digester.snapshot()
             self._last = snap_after
-        except (ObservationError, OSError, sqlite3.Error) as exc:
+        except Exception as exc:
             return EffectRecord(executed=executed, effect_type=effect.type,
                                 effect={"scope": scope, "result": result},
                                 observation=observation, verified=False, audit_ok=False,
-                                error=f"verifier could not observe: {exc}")
+                                error=f"verifier could not observe: {_describe(exc)}")
         allowed = targets if dispatch is Dispatch.ALLOW else []
         outside = changed_outside(snap_before, snap_after, allowed)
         judgement = verifier.judge(params, before, after)

@@ -10,6 +10,7 @@ revision 0, orders/reservations/signatures/downloads/deliveries are absent, data
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -26,12 +27,15 @@ from authpairs.enforce.safepath import exists, open_dir, write_file
 
 
 def ensure_signer(db: sqlite3.Connection, root: Path, signer: str) -> str:
-    """Create an Ed25519 key pair for ``signer`` if it has none; return its key id."""
+    """Create the Ed25519 key pair of ``signer`` if it has none; return its key id."""
     row = db.execute("SELECT key_id FROM signers WHERE signer = ?", (signer,)).fetchone()
     if row is not None:
         return str(row[0])
     key_id = layout.signer_key_id(signer)
-    key = Ed25519PrivateKey.generate()
+    # Deterministic per signer name, so that repeated runs give identical records. These keys
+    # exist only inside the sandbox and sign only fictional documents.
+    key = Ed25519PrivateKey.from_private_bytes(
+        hashlib.sha256(b"authpairs-sandbox-signer-v1\x00" + signer.encode("utf-8")).digest())
     private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                     serialization.NoEncryption())
     public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
