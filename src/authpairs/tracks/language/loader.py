@@ -42,7 +42,21 @@ _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml whe
 
 
 class _NoTimestampLoader(_BaseLoader):
-    """Safe YAML loader that keeps timestamps as the exact text the author wrote."""
+    """Safe YAML loader that keeps timestamps as the exact text the author wrote and rejects
+    duplicate mapping keys (PyYAML would silently keep the last one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Build a mapping, failing on a key that occurs twice."""
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
 
 
 _NoTimestampLoader.yaml_implicit_resolvers = {
