@@ -223,7 +223,8 @@ def test_duplicate_slug_across_domains(good_root: Path) -> None:
 def test_duplicate_yaml_key_is_an_error(good_root: Path) -> None:
     path = good_root / "payments" / "fixture-refund-ceiling.yaml"
     text = path.read_text(encoding="utf-8")
-    line = '      grant.status: {value: "active", type: string, source: d1, quote: "active until"}\n'
+    line = ('      grant.status: {value: "active", type: string, source: d1, '
+            'quote: "active until"}\n')
     assert line in text
     path.write_text(text.replace(line, line + line.replace('"active"', '"revoked"'), 1),
                     encoding="utf-8")
