@@ -64,7 +64,7 @@ def _store(name: str, kind: str, value: Any, rows: list[tuple[str, str, Any]]) -
         "timestamp": isinstance(value, str),
         "list": isinstance(value, list | tuple),
     }
-    if not checks.get(kind, False):
+    if not checks.get(kind, False) or (isinstance(value, int) and not -2**63 <= value < 2**63):
         rows.append((name, "error", f"{name}: value {value!r} does not fit type {kind}"))
     elif kind == "list":
         rows.append((name, "list", json.dumps(list(value))))
