@@ -127,6 +127,18 @@ def test_cli_check_ok() -> None:
     assert "unresolved" in result.output
 
 
+def test_cli_check_json(mutate: Callable[[Mutator], Path], good_root: Path) -> None:
+    mutate(lambda d: d["contexts"][1]["facts"]["role.name"].update(quote="Refund Boss"))
+    result = runner.invoke(app, ["data", "check", "--root", str(good_root), "--no-distribution",
+                                 "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["ok"] is False
+    assert report["errors"] == [{"file": FILE, "field": "contexts[1].facts.role.name.quote",
+                                 "message": "quote not found in document d1: 'Refund Boss'"}]
+    assert report["unresolved"][0]["context_id"] == "c2"
+
+
 def test_cli_check_fails_with_file_and_field(mutate: Callable[[Mutator], Path],
                                              good_root: Path) -> None:
     mutate(lambda d: d["contexts"][1]["facts"]["role.name"].update(quote="Refund Boss"))

@@ -25,6 +25,7 @@ def check(
     = None,
     distribution: Annotated[bool, typer.Option(help="Check the SPEC distribution counts.")]
     = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Validate the language-track scenarios: format, quotes, both evaluators, SPEC counts,
     lexical giveaways. Exits 1 on any error."""
@@ -32,6 +33,11 @@ def check(
 
     console = Console()
     report = check_language(root, distribution=distribution)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        if not report.ok:
+            raise typer.Exit(1)
+        return
     console.print(f"[bold]Language track[/bold]: {report.n_files} scenario files, "
                   f"{report.n_valid} valid; {report.evaluated_contexts} contexts evaluated, "
                   f"{report.determinate_reproduced} determinate labels reproduced by both "

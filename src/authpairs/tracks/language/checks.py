@@ -58,6 +58,19 @@ class CheckReport:
         """True when there is no error at all."""
         return not self.errors
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain-JSON form (for CI and tooling)."""
+        return {
+            "ok": self.ok, "n_files": self.n_files, "n_valid": self.n_valid,
+            "evaluated_contexts": self.evaluated_contexts,
+            "determinate_reproduced": self.determinate_reproduced,
+            "different_paths": self.different_paths,
+            "errors": [{"file": e.file, "field": e.field, "message": e.message}
+                       for e in self.errors],
+            "unresolved": [vars(u) for u in self.unresolved],
+            "domains": self.domain_rows, "families": self.family_rows,
+        }
+
 
 def _err(report: CheckReport, file: str, where: str, message: str) -> None:
     report.errors.append(Issue(file, where, message))
