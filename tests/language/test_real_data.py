@@ -145,3 +145,30 @@ def test_bag_of_words_baseline_is_near_chance() -> None:
     result = classifier_baseline(_dataset(), split="test")
     assert result.n_cases == 160 and result.n_scenarios == 40
     assert result.accuracy <= 0.60, result.to_dict()
+
+
+def _by_slug(slug: str) -> LoadedScenario:
+    matches = [item for item in _scenarios() if item.scenario.slug == slug]
+    assert len(matches) == 1, slug
+    return matches[0]
+
+
+def test_paper_example_refund_under_active_delegation() -> None:
+    """USD 75 accepted-return refund to the original card under Leah's active USD 100
+    delegation: lawful."""
+    scenario = _by_slug("delegated-refund-ceiling").scenario
+    assert scenario.request.arguments["amount"] == 75
+    assert "Leah" in scenario.request.subject
+    assert any(c.label is Label.LAWFUL and any(
+        f.type == "number" and f.value == 100 for f in c.facts.values())
+        for c in scenario.contexts)
+
+
+def test_paper_example_care_plan_after_effective_handoff() -> None:
+    """Care-plan update at 19:05 after a handoff accepted at 18:55 and effective at 19:00:
+    lawful."""
+    scenario = _by_slug("accepted-and-effective-handoff").scenario
+    assert str(scenario.request.environment["time"]).endswith("T19:05:00Z")
+    assert any(c.label is Label.LAWFUL and {
+        str(f.value)[10:] for f in c.facts.values() if f.type == "timestamp"
+    } >= {"T18:55:00Z", "T19:00:00Z"} for c in scenario.contexts)
