@@ -79,6 +79,10 @@ BAD: list[tuple[str, Mutator, str, str]] = [
      "contexts[0].facts.grant.ends.value", "canonical UTC"),
     ("timestamp with offset", _fact(0, "grant.ends", value="2026-05-31T23:59:59+00:00"),
      "contexts[0].facts.grant.ends.value", "canonical UTC"),
+    ("yes as string", _fact(0, "grant.status", value=True),
+     "contexts[0].facts.grant.status.value", "quote it"),
+    ("effect text", _set(["effect", "params", "currency"], 1.10), "effect.params.currency",
+     "quote it"),
     ("null type", _fact(2, "grant.ends", value="none"),
      "contexts[2].facts.grant.ends.value", "type null"),
     ("boolean type", _fact(0, "grant.status", type="boolean"),
@@ -158,6 +162,12 @@ def test_errors_name_file_and_field(mutate: Callable[[Mutator], Path], name: str
     expected = f"{FILE}: {field}: "
     assert any(str(issue).startswith(expected) and message in str(issue)
                for issue in info.value.issues), text
+
+
+def test_unquoted_null_type_means_null(mutate: Callable[[Mutator], Path]) -> None:
+    path = mutate(_fact(2, "grant.ends", type=None))
+    loaded = load_scenario_file(path)
+    assert loaded.scenario.contexts[2].facts["grant.ends"].type == "null"
 
 
 def test_effect_param_kinds(mutate: Callable[[Mutator], Path]) -> None:

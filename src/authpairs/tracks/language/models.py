@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from authpairs.cases.models import Label, Request
 
@@ -40,6 +40,12 @@ class FactSpec(_Strict):
     type: FactType
     source: str = Field(min_length=1, description="A document id of the context, or 'policy'.")
     quote: str = Field(min_length=1, description="Exact substring of the source text.")
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _yaml_null_type(cls, value: Any) -> Any:
+        """Unquoted ``type: null`` reaches us as YAML null; it means the type ``"null"``."""
+        return "null" if value is None else value
 
 
 class DocumentSpec(_Strict):

@@ -45,11 +45,14 @@ def _is_number(value: Any) -> bool:
         math.isfinite(value)
 
 
+_QUOTE_HINT = " (YAML reads unquoted yes/no/on/off, numbers and dates as non-strings: quote it)"
+
+
 def fact_value_problem(fact: FactSpec) -> str | None:
     """Why ``fact.value`` does not fit ``fact.type`` (None when it fits)."""
     value = fact.value
     if fact.type == "string" and not isinstance(value, str):
-        return f"type string needs a string value, got {value!r}"
+        return f"type string needs a string value, got {value!r}" + _QUOTE_HINT
     if fact.type == "number" and not _is_number(value):
         return f"type number needs a finite number, got {value!r}"
     if fact.type == "boolean" and not isinstance(value, bool):
@@ -140,7 +143,8 @@ def _param_problem(kind: str, value: Any) -> str | None:
             return f"must be a plain file name, got {value!r}"
     elif kind == "text":
         if not isinstance(value, str) or not value:
-            return f"must be a non-empty string, got {value!r}"
+            return f"must be a non-empty string, got {value!r}" + (
+                _QUOTE_HINT if value is not None and not isinstance(value, str) else "")
     elif kind == "decimal":
         if not isinstance(value, str) or not DECIMAL_RE.match(value):
             return f"must be a decimal string such as \"75.00\", got {value!r}"
