@@ -187,3 +187,28 @@ def test_records_round_trip_as_json(enforcer: LocalEnforcer, dispatch: Dispatch)
     for effect_type in EFFECT_TYPES:
         rec = enforcer.enforce(f"AC-json-{dispatch}", sample(effect_type), dispatch)
         assert EffectRecord.model_validate_json(rec.model_dump_json()) == rec
+
+
+def test_effects_check_passes_on_generated_descriptors(tmp_path: Path) -> None:
+    from authpairs.enforce.samples import generated_descriptors
+    from authpairs.enforce.selftest import audit_effects
+
+    pairs = generated_descriptors(27)
+    assert {e.type for _, e in pairs} == set(EFFECT_TYPES)
+    result = audit_effects(pairs, tmp_path)
+    assert result.ok, result.failures
+    assert sum(result.checked.values()) == 54
+
+
+def test_effects_check_reports_a_failing_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    from authpairs.enforce import enforcer as enforcer_module
+    from authpairs.enforce.samples import generated_descriptors
+    from authpairs.enforce.selftest import audit_effects
+
+    broken = dict(enforcer_module.EXECUTORS)
+    broken["record_update"] = lambda p, ctx: {}
+    monkeypatch.setattr(enforcer_module, "EXECUTORS", broken)
+    result = audit_effects(generated_descriptors(9), tmp_path)
+    assert not result.ok
+    assert len(result.failures) == 1 and "/ ALLOW: value: observed" in result.failures[0]

@@ -1,0 +1,45 @@
+"""Effects command: ``data effects-check`` (runs every language effect through a sandbox)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from authpairs.enforce.samples import generated_descriptors
+from authpairs.enforce.selftest import audit_effects
+
+console = Console()
+
+
+def effects_check(
+    generated: Annotated[bool, typer.Option(
+        "--generated", help="Use 200 generated descriptors instead of the language dataset.")
+    ] = False,
+) -> None:
+    """Execute every language-track effect as ALLOW and as BLOCK in a throwaway sandbox and
+    check that ALLOW is executed and verified, BLOCK changes nothing, and every audit passes."""
+    if generated:
+        pairs = generated_descriptors()
+    else:
+        from authpairs.tracks.language import load_language_dataset
+
+        pairs = [(c.case_id, c.public.effect) for c in load_language_dataset().cases
+                 if c.public.effect is not None]
+    result = audit_effects(pairs)
+    table = Table("effect type", "records")
+    for effect_type, n in sorted(result.checked.items()):
+        table.add_row(effect_type, str(n))
+    console.print(table)
+    for failure in result.failures:
+        console.print(f"[red]FAILED[/red] {failure}")
+    if not result.ok:
+        raise typer.Exit(1)
+    console.print(f"all {sum(result.checked.values())} records passed their audit")
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add ``data effects-check``."""
+    data_app.command("effects-check")(effects_check)
