@@ -154,6 +154,8 @@ class LocalEnforcer:
         if dispatch is Dispatch.ALLOW:
             try:
                 result = self._executors[effect.type](params, ExecContext(sb.db, sb.root, scope))
+                if not isinstance(result, dict):
+                    raise TypeError(f"executor returned {type(result).__name__}, not a dict")
                 if sb.db.in_transaction:
                     sb.db.commit()
                 executed = True
@@ -166,6 +168,7 @@ class LocalEnforcer:
             after = verifier.observe(params, scope, ch)
             snap_after = digester.snapshot()
             self._last = snap_after
+            judgement = verifier.judge(params, before, after)
         except Exception as exc:
             return EffectRecord(executed=executed, effect_type=effect.type,
                                 effect={"scope": scope, "result": result},
@@ -173,7 +176,6 @@ class LocalEnforcer:
                                 error=f"verifier could not observe: {_describe(exc)}")
         allowed = targets if dispatch is Dispatch.ALLOW else []
         outside = changed_outside(snap_before, snap_after, allowed)
-        judgement = verifier.judge(params, before, after)
         target_changed = before != after
         observation |= {
             "after": after,
