@@ -6,7 +6,8 @@ from authpairs.cases.canonical import canonical_json, sha256_hex
 
 
 def test_canonical_json_sorts_keys_and_is_compact() -> None:
-    assert canonical_json({"b": 1, "a": [1, {"d": 2, "c": "é"}]}) == '{"a":[1,{"c":"é","d":2}],"b":1}'
+    expected = '{"a":[1,{"c":"é","d":2}],"b":1}'
+    assert canonical_json({"b": 1, "a": [1, {"d": 2, "c": "é"}]}) == expected
 
 
 def test_same_value_same_hash_regardless_of_key_order() -> None:

@@ -53,11 +53,11 @@ def test_missing_field_names_record_and_field(tmp_path: Path, examples: Dataset)
 def test_wrong_type_and_unknown_field_are_errors(tmp_path: Path, examples: Dataset) -> None:
     row = examples.cases[0].model_dump(mode="json")
     row["reference"]["label"] = "maybe"
-    with pytest.raises(DatasetError, match="reference.label"):
+    with pytest.raises(DatasetError, match=r"reference\.label"):
         load_dataset(_write(tmp_path / "a.jsonl", [row]))
     row = examples.cases[0].model_dump(mode="json")
     row["public"]["secret"] = 1
-    with pytest.raises(DatasetError, match="public.secret"):
+    with pytest.raises(DatasetError, match=r"public\.secret"):
         load_dataset(_write(tmp_path / "b.jsonl", [row]))
 
 

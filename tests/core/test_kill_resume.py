@@ -67,7 +67,8 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
     assert done.returncode == 0, done.stderr
     assert f"{partial} already recorded, {total - partial} new" in done.stdout.replace("\n", " ")
     with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT case_id, COUNT(*) FROM case_records GROUP BY case_id").fetchall()
+        rows = conn.execute(
+            "SELECT case_id, COUNT(*) FROM case_records GROUP BY case_id").fetchall()
         formal = conn.execute("SELECT case_id, COUNT(*) FROM attempts WHERE kind='formal' "
                               "GROUP BY case_id").fetchall()
     assert len(rows) == total and all(n == 1 for _, n in rows)

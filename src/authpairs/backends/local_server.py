@@ -69,7 +69,8 @@ class LocalServerBackend:
     name = "local"
 
     def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
-                 n_threads: int | None = None, deadline_s: float = 3600.0, startup_timeout_s: float = 120.0,
+                 n_threads: int | None = None, deadline_s: float = 3600.0,
+                 startup_timeout_s: float = 120.0,
                  extra_body: dict[str, Any] | None = None) -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
