@@ -193,3 +193,18 @@ def test_differential_random_expressions() -> None:
         assert first.outcome is second.outcome, (expr, first, second)
         seen.add(first.outcome)
     assert seen == {T, F, U, E}
+
+
+def test_sqlite_evaluator_is_separate_code() -> None:
+    """Evaluator 2 shares only the parser/AST and the result type with evaluator 1."""
+    import ast as python_ast
+    import inspect
+
+    from authpairs.tracks.language.expr import sqlite_eval
+
+    tree = python_ast.parse(inspect.getsource(sqlite_eval))
+    imported = {node.module for node in python_ast.walk(tree)
+                if isinstance(node, python_ast.ImportFrom)}
+    assert "authpairs.tracks.language.expr.interpreter" not in imported
+    assert {m for m in imported if m and m.startswith("authpairs")} == {
+        "authpairs.tracks.language.expr.ast", "authpairs.tracks.language.expr.result"}
