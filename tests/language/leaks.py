@@ -12,16 +12,18 @@ PUBLIC_KEYS = {"source_id", "request", "policy", "evidence", "effect"}
 DOC_KEYS = {"doc_id", "issuer", "time", "text"}
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string value (not key) inside ``value``."""
+def _strings(value: Any, keys: bool = False) -> Iterator[str]:
+    """Every string value inside ``value`` (and every mapping key when ``keys``)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
+        for key, item in value.items():
+            if keys:
+                yield key
+            yield from _strings(item, keys)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from _strings(item, keys)
 
 
 def public_leaks(case: Case) -> list[str]:
@@ -38,6 +40,7 @@ def public_leaks(case: Case) -> list[str]:
     if public["source_id"] != case.case_id:
         problems.append("source_id is not the case id")
     values = set(_strings(public))
+    names = set(_strings(public, keys=True))
     text = canonical_json(public)
     if case.reference.expression and case.reference.expression.strip() in text:
         problems.append("expression text is public")
@@ -45,9 +48,13 @@ def public_leaks(case: Case) -> list[str]:
                  "family", "scenario"):
         if name in public or name in public["request"]:
             problems.append(f"public field named {name!r}")
-    for key in ("variant", "path", "family", "scenario"):
-        if case.attributes.get(key) in values:
-            problems.append(f"attribute {key}={case.attributes[key]!r} appears as a public value")
+    # generic variant words ('issuer', 'status') are legitimate keys; check them as values only
+    if case.attributes.get("variant") in values:
+        problems.append(f"variant {case.attributes['variant']!r} appears as a public value")
+    for key in ("path", "family", "scenario"):
+        if case.attributes.get(key) in names:
+            problems.append(f"attribute {key}={case.attributes[key]!r} appears as a public "
+                            "value or key")
     if case.reference.label.value in values:
         problems.append("the label appears as a public value")
     return problems

@@ -106,6 +106,15 @@ def test_leak_helper_detects_a_leak() -> None:
     assert public_leaks(case.model_copy(update={"public": leaky}))
 
 
+def test_leak_helper_detects_a_family_name_used_as_argument_key() -> None:
+    case = load_language_dataset("test", root=GOOD).cases[0]
+    arguments = {**case.public.request.arguments, "amount_interval": 1}
+    leaky = case.public.model_copy(update={"request": case.public.request.model_copy(
+        update={"arguments": arguments})})
+    assert public_leaks(case.model_copy(update={"public": leaky})) == [
+        "attribute family='amount_interval' appears as a public value or key"]
+
+
 def test_manifest_and_jsonl_round_trip(tmp_path: Path) -> None:
     from authpairs.cases.dataset import load_dataset
 

@@ -96,6 +96,13 @@ def test_giveaway_word_also_in_lawful_is_fine() -> None:
     assert check_giveaways(scenario) == []
 
 
+def test_scoring_name_in_public_request(mutate: Callable[[Mutator], Path],
+                                        good_root: Path) -> None:
+    mutate(lambda d: d["request"]["arguments"].update(amount_interval="within"))
+    assert (f"{FILE}: request: public request uses the family name 'amount_interval'; rename "
+            "it (reviewers must not see scoring names)") in _messages(good_root)
+
+
 def test_distribution_counts_on_fixtures() -> None:
     messages = _messages(GOOD, distribution=True)
     assert "(dataset): split dev: 1 scenarios, SPEC requires 10" in messages

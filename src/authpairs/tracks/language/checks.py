@@ -93,6 +93,34 @@ def check_giveaways(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
+def _identifiers(value: object) -> set[str]:
+    """Every mapping key and string value inside plain JSON data."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found.add(str(key))
+            found |= _identifiers(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _identifiers(item)
+    return found
+
+
+def check_public_leaks(scenario: Scenario) -> list[tuple[str, str]]:
+    """Scoring names (family key, slug, path names) used in the public request or effect."""
+    problems: list[tuple[str, str]] = []
+    secret = {scenario.family: "family", scenario.slug: "slug"}
+    secret.update({c.path: f"path of {c.id}" for c in scenario.contexts})
+    for where, data in (("request", scenario.request.model_dump(mode="json")),
+                        ("effect", scenario.effect.model_dump(mode="json"))):
+        for name in sorted(_identifiers(data) & set(secret)):
+            problems.append((where, f"public {where} uses the {secret[name]} name {name!r}; "
+                                    "rename it (reviewers must not see scoring names)"))
+    return problems
+
+
 def _lawful_paths_differ(scenario: Scenario) -> bool:
     paths = [c.path for c in scenario.contexts if c.label is Label.LAWFUL]
     return len(set(paths)) == len(paths) == 2
@@ -174,7 +202,7 @@ def check_language(root: str | Path | None = None, distribution: bool = True) ->
     report.n_files = len({i.file for i in issues} | {i.path for i in items})
     for item in items:
         _check_evaluations(report, item, evaluate_scenario(item.scenario))
-        for where, message in check_giveaways(item.scenario):
+        for where, message in check_giveaways(item.scenario) + check_public_leaks(item.scenario):
             _err(report, item.path, where, message)
         if _lawful_paths_differ(item.scenario):
             report.different_paths += 1
