@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from authpairs.cases.canonical import sha256_hex
-from authpairs.cases.models import Label
+from authpairs.cases.models import Case, Label
 from authpairs.tracks.language.cases import case_id_for, load_language_dataset
 from tests.language.conftest import GOOD
 from tests.language.leaks import public_leaks
@@ -18,17 +18,23 @@ def test_fixture_dataset_shape_and_order() -> None:
     dataset = load_language_dataset(root=GOOD)
     assert dataset.name == "language"
     assert len(dataset) == 8
-    # dev before test, then domain, slug, context id
-    assert [(c.split, c.attributes["scenario"], c.attributes["context"]) for c in dataset] == [
-        ("dev", "fixture-unresolved-handoff", f"c{i}") for i in range(1, 5)] + [
-        ("test", "fixture-refund-ceiling", f"c{i}") for i in range(1, 5)]
+    # dev before test, then domain, slug, case id (not context id: that mirrors the labels)
+    assert [(c.split, c.attributes["scenario"]) for c in dataset] == \
+        [("dev", "fixture-unresolved-handoff")] * 4 + [("test", "fixture-refund-ceiling")] * 4
+    assert [c.case_id for c in dataset.cases[:4]] == sorted(c.case_id for c in dataset.cases[:4])
+    assert [c.case_id for c in dataset.cases[4:]] == sorted(c.case_id for c in dataset.cases[4:])
     assert [c.case_id for c in load_language_dataset("test", root=GOOD)] == \
         [c.case_id for c in dataset.cases[4:]]
     assert len(load_language_dataset("dev", root=GOOD)) == 4
 
 
+def _context(split: str, context: str) -> Case:
+    cases = load_language_dataset(split, root=GOOD)
+    return next(c for c in cases if c.attributes["context"] == context)
+
+
 def test_case_fields() -> None:
-    case = load_language_dataset("test", root=GOOD).cases[0]
+    case = _context("test", "c1")
     assert case.case_id.startswith("AC-") and len(case.case_id) == 19
     assert case.public.source_id == case.case_id
     assert case.public.policy.format == "text"
@@ -100,14 +106,14 @@ def test_no_reference_data_in_public_half() -> None:
 
 
 def test_leak_helper_detects_a_leak() -> None:
-    case = load_language_dataset("test", root=GOOD).cases[0]
+    case = _context("test", "c1")
     leaky = case.public.model_copy(update={"request": case.public.request.model_copy(
         update={"purpose": case.attributes["path"]})})
     assert public_leaks(case.model_copy(update={"public": leaky}))
 
 
 def test_leak_helper_detects_a_family_name_used_as_argument_key() -> None:
-    case = load_language_dataset("test", root=GOOD).cases[0]
+    case = _context("test", "c1")
     arguments = {**case.public.request.arguments, "amount_interval": 1}
     leaky = case.public.model_copy(update={"request": case.public.request.model_copy(
         update={"arguments": arguments})})

@@ -83,14 +83,19 @@ def build_case(loaded: LoadedScenario, context: ContextSpec,
 
 
 def build_cases(scenarios: list[LoadedScenario]) -> list[Case]:
-    """Cases for all contexts, ordered by split (dev, test), domain, slug and context id."""
+    """Cases for all contexts, ordered by split (dev, test), domain, slug and then case id.
+
+    Within a scenario the order follows the (hash) case id, not the context id: authors write
+    the lawful contexts first, so file order must not mirror the labels.
+    """
     cases: list[Case] = []
     order = sorted(scenarios, key=lambda s: (s.scenario.split, s.scenario.domain,
                                              s.scenario.slug))
     for loaded in order:
         evaluations = {e.context_id: e for e in evaluate_scenario(loaded.scenario)}
-        for context in sorted(loaded.scenario.contexts, key=lambda c: c.id):
-            cases.append(build_case(loaded, context, evaluations[context.id]))
+        built = [build_case(loaded, context, evaluations[context.id])
+                 for context in loaded.scenario.contexts]
+        cases.extend(sorted(built, key=lambda case: case.case_id))
     return cases
 
 
