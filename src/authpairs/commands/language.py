@@ -27,8 +27,9 @@ def check(
     = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Validate the language-track scenarios: format, quotes, both evaluators, SPEC counts,
-    lexical giveaways. Exits 1 on any error."""
+    """Validate the language scenarios: format, quotes, evaluators, SPEC counts, giveaways.
+
+    Exits 1 on any error; every error names the file and field."""
     from authpairs.tracks.language.checks import check_language
 
     console = Console()
