@@ -208,3 +208,41 @@ def test_sqlite_evaluator_is_separate_code() -> None:
     assert "authpairs.tracks.language.expr.interpreter" not in imported
     assert {m for m in imported if m and m.startswith("authpairs")} == {
         "authpairs.tracks.language.expr.ast", "authpairs.tracks.language.expr.result"}
+
+
+_POOL: list[TypedFact] = [
+    TypedFact("number", 0), TypedFact("number", -1), TypedFact("number", 2.5),
+    TypedFact("number", 100), TypedFact("string", ""), TypedFact("string", "a"),
+    TypedFact("string", "1"), TypedFact("boolean", True), TypedFact("boolean", False),
+    TypedFact("null", None), TypedFact("timestamp", "2026-01-01T00:00:00Z"),
+    TypedFact("timestamp", "2026-01-01T00:00:01Z"), TypedFact("list", []),
+    TypedFact("list", ["a", "1"]), TypedFact("list", [1, 0, -1]), TypedFact("list", ["a", 1]),
+]
+
+
+def test_differential_random_fact_types() -> None:
+    """Same names, randomly typed values: both evaluators agree on every outcome."""
+    rng = random.Random(7)
+    names = [Name(f"f.v{i}") for i in range(5)]
+    leaves: list[Expr] = [*names, Lit("number", 1), Lit("string", "a"), Lit("null", None),
+                          Lit("boolean", True), ListLit((Lit("string", "a"),))]
+    seen: set[Outcome] = set()
+    for _ in range(1500):
+        def pick(depth: int) -> Expr:
+            if depth == 0 or rng.random() < 0.25:
+                return rng.choice(leaves)
+            kind = rng.randrange(5)
+            if kind == 0:
+                return Not(pick(depth - 1))
+            if kind == 1:
+                return BoolOp(rng.choice(("and", "or")), pick(depth - 1), pick(depth - 1))
+            if kind == 2:
+                return Arith(rng.choice(("+", "-")), pick(depth - 1), pick(depth - 1))
+            op = rng.choice(_COMPARE_OPS)
+            return Compare(op, pick(depth - 1), pick(depth - 1))  # type: ignore[arg-type]
+        expr = pick(3)
+        facts = {n.path: rng.choice(_POOL) for n in names if rng.random() < 0.9}
+        first, second = interpret(expr, facts, {}), evaluate_sql(expr, facts, {})
+        assert first.outcome is second.outcome, (expr, facts, first, second)
+        seen.add(first.outcome)
+    assert seen == {T, F, U, E}
