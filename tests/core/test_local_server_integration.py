@@ -56,3 +56,49 @@ async def test_local_server_always_stops() -> None:
     assert not backend.running
     with pytest.raises(httpx.TransportError):
         httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+
+
+def test_server_exits_when_its_parent_is_killed(tmp_path: Path) -> None:
+    """kill -9 of the process that started the server must not leave the server running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "server.pid"
+    script = (
+        "import asyncio, sys\n"
+        "from authpairs.backends.local_server import LocalServerBackend\n"
+        "async def main():\n"
+        "    async with LocalServerBackend(n_threads=1) as b:\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(b._process.pid))\n"
+        "        await asyncio.sleep(600)\n"
+        "asyncio.run(main())\n")
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 120
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    server_pid = int(pid_file.read_text())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            break
+        _reap(server_pid)
+        time.sleep(0.2)
+    else:
+        os.kill(server_pid, signal.SIGKILL)
+        raise AssertionError("the embedded server outlived its killed parent")
+
+
+def _reap(pid: int) -> None:
+    """Collect the orphan if it was re-parented to this test process (a subreaper)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

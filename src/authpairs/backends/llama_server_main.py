@@ -45,11 +45,10 @@ def main() -> None:
     params.cpuparams_batch.n_threads = args.threads
     server = xllamacpp.Server(params)
     stop.wait()
-    # In-flight generations are abandoned on purpose: the run has ended or died. Try a clean
-    # shutdown, but never wait more than a few seconds for busy slots to drain.
-    threading.Timer(3.0, os._exit, args=(0,)).start()
-    del server
-    os._exit(0)
+    # In-flight generations are abandoned on purpose: the run has ended or died. The server's
+    # destructor would wait for busy slots while holding the GIL, so exit the process at once
+    # and let the OS release the port, threads and memory.
+    os._exit(0 if server is not None else 1)
 
 
 if __name__ == "__main__":

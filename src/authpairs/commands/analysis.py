@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from authpairs.analysis.compare import ComparisonError
 from authpairs.analysis.compose import CompositionError, compose_all
@@ -33,9 +32,10 @@ from authpairs.analysis.render import (
 from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, load_run
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
+from authpairs.report.console import make_console
 from authpairs.runs.config import ConfigError
 
-console = Console()
+console = make_console()
 RecordsOpt = Annotated[Path, typer.Option(
     "--records", help="Records SQLite file for bare RUN_IDs (PATH::RUN_ID overrides it).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files here.")]

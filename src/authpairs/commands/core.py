@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.cases.sources import resolve_dataset
+from authpairs.report.console import make_console
 from authpairs.report.tables import print_scores, write_scores
 from authpairs.review.interfaces import get_interface
 from authpairs.runs.api import run_async
@@ -18,7 +18,7 @@ from authpairs.runs.config import RunConfig, config_from_dict, load_config
 from authpairs.runs.export import export_jsonl
 from authpairs.runs.store import RecordStore
 
-console = Console()
+console = make_console()
 RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file.")]
 DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
 
@@ -88,7 +88,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Run (or resume) a review run, then print its scores.
 
         Defaults: the language dev split, schema interface, the embedded local server with
-        SmolLM2, records in runs/authpairs.sqlite, effects enforced in a sandbox.
+        SmolLM2, records in runs/authpairs.sqlite, effects enforced in a sandbox. The main job
+        is ``authpairs run --config configs/local-smollm2.yaml``.
         """
         overrides = _overrides(**{
             "dataset": dataset, "split": split, "limit": limit,

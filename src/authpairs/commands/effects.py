@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from authpairs.enforce.samples import generated_descriptors
 from authpairs.enforce.selftest import audit_effects
+from authpairs.report.console import make_console
 
-console = Console()
+console = make_console()
 
 
 def effects_check(

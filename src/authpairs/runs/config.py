@@ -27,7 +27,7 @@ class SamplingConfig(BaseModel):
     presence_penalty: float | None = None
     repetition_penalty: float | None = None
     seed: int | None = None
-    max_tokens: int = 4096
+    max_tokens: int = 2048
 
 
 class BackendConfig(BaseModel):
@@ -63,7 +63,7 @@ class ReviewerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    interface: str = Field(default="direct",
+    interface: str = Field(default="schema",
                            description="'direct', 'structured', 'schema', or a registered name.")
     baseline: Literal["always-allow", "always-block"] | None = Field(
         default=None, description="Use a baseline reviewer instead of a model.")
