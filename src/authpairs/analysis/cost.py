@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.outcomes import approved, completed
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
+from authpairs.yamlfiles import read_yaml_mapping
 
 
 @dataclass(frozen=True)
@@ -305,11 +305,5 @@ def grid_spec_from_dict(raw: dict[str, Any], origin: str = "<grid>") -> GridSpec
 
 def load_grid_spec(path: str | Path) -> GridSpec:
     """Read a grid YAML file (a mapping of axis name to list of values)."""
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise GridSpecError(f"{p}: cannot read grid file: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise GridSpecError(f"{p}: a grid file must be a mapping of axis -> values")
-    return grid_spec_from_dict(raw, origin=str(p))
+    raw = read_yaml_mapping(path, "grid file", GridSpecError, hint=" of axis -> values")
+    return grid_spec_from_dict(raw, origin=str(path))

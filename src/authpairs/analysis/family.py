@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
 from authpairs.analysis.runref import DEFAULT_RECORDS, load_run
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.runs.records import CaseRecord
+from authpairs.yamlfiles import read_yaml_mapping
 
 
 class FamilyError(ValueError):
@@ -73,12 +72,7 @@ def _entry(item: Any, where: str) -> DeclaredContrast:
 def load_family(path: str | Path) -> FamilySpec:
     """Read and validate a family file."""
     p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise FamilyError(f"{p}: cannot read family file: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise FamilyError(f"{p}: a family file must be a mapping with a 'contrasts' list")
+    raw = read_yaml_mapping(p, "family file", FamilyError, hint=" with a 'contrasts' list")
     extra = set(raw) - {"name", "records", "draws", "seed", "contrasts"}
     if extra:
         raise FamilyError(f"{p}: unknown field(s) {sorted(extra)}")

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from authpairs.analysis.compare import compare_records
@@ -42,6 +41,7 @@ from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.runs.config import ConfigError, RunConfig, config_from_dict
 from authpairs.runs.records import CaseRecord
+from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 SEED_KEY = "reviewer.sampling.seed"
 
@@ -103,14 +103,8 @@ class StudyPlan(BaseModel):
 
 def load_plan(path: str | Path) -> StudyPlan:
     """Read and validate a study plan YAML file."""
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise StudyPlanError(f"{p}: cannot read study plan: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise StudyPlanError(f"{p}: a study plan must be a mapping")
-    return plan_from_dict(raw, origin=str(p))
+    return plan_from_dict(read_yaml_mapping(path, "study plan", StudyPlanError),
+                          origin=str(path))
 
 
 def plan_from_dict(raw: dict[str, Any], origin: str = "<plan>") -> StudyPlan:
@@ -118,9 +112,8 @@ def plan_from_dict(raw: dict[str, Any], origin: str = "<plan>") -> StudyPlan:
     try:
         return StudyPlan.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise StudyPlanError(f"{origin}: field '{loc}': {first['msg']}") from exc
+        loc, message = first_error(exc)
+        raise StudyPlanError(f"{origin}: field '{loc}': {message}") from exc
 
 
 @dataclass(frozen=True)

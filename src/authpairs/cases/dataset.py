@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from authpairs.cases.canonical import canonical_json, sha256_hex
 from authpairs.cases.models import Case
+from authpairs.yamlfiles import first_error
 
 
 class DatasetError(ValueError):
@@ -33,14 +34,10 @@ class DatasetError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def _loc(error_loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(p) for p in error_loc)
-
-
 def validation_error(path: str | Path, record: str | int, exc: ValidationError) -> DatasetError:
     """Turn a pydantic error into a :class:`DatasetError` naming the first bad field."""
-    first = exc.errors()[0]
-    return DatasetError(path, first["msg"], record=record, field=_loc(first["loc"]))
+    field, message = first_error(exc)
+    return DatasetError(path, message, record=record, field=field)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from authpairs.cases.canonical import sha256_hex
+from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 
 class SamplingConfig(BaseModel):
@@ -107,14 +107,8 @@ class ConfigError(ValueError):
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Load a YAML run configuration, then apply dotted-key ``overrides``
     (e.g. ``{"reviewer.interface": "direct"}``)."""
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{p}: cannot read configuration: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: a configuration must be a mapping")
-    return config_from_dict(raw, overrides, origin=str(p))
+    raw = read_yaml_mapping(path, "configuration", ConfigError)
+    return config_from_dict(raw, overrides, origin=str(path))
 
 
 def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = None,
@@ -130,6 +124,5 @@ def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = Non
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{origin}: field '{field}': {first['msg']}") from exc
+        field, message = first_error(exc)
+        raise ConfigError(f"{origin}: field '{field}': {message}") from exc
