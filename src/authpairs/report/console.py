@@ -8,5 +8,5 @@ from rich.console import Console
 
 
 def make_console() -> Console:
-    """A rich console: the terminal's width on a TTY, 160 columns in files and CI logs."""
-    return Console(width=None if sys.stdout.isatty() else 160)
+    """A rich console: the terminal's width on a TTY, 120 columns in files and CI logs."""
+    return Console(width=None if sys.stdout.isatty() else 120)

@@ -6,28 +6,30 @@ import csv
 import json
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from authpairs.analysis.scoring import Score
 
-_COLUMNS = [("n", "n"), ("correct", "correct"), ("incorrect_approvals", "incorrect appr."),
-            ("false_denials", "false denials"), ("abstentions", "abstain"),
-            ("unavailable", "unavailable")]
-_EFFECT_COLUMNS = [("forbidden_effects", "forbidden effects"),
-                   ("lawful_completions", "lawful completions"),
-                   ("audit_failures", "audit failures")]
+_COLUMNS = [("n", "n"), ("correct", "correct"), ("incorrect_approvals", "incorrect\napprovals"),
+            ("false_denials", "false\ndenials"), ("abstentions", "abstain"),
+            ("unavailable", "unavail-\nable")]
+_EFFECT_COLUMNS = [("forbidden_effects", "forbidden\neffects"),
+                   ("lawful_completions", "lawful\ncompletions"),
+                   ("audit_failures", "audit\nfailures")]
 
 
 def score_table(title: str, scores: dict[str, Score], key_name: str = "group") -> Table:
     """A rich table with one row per group."""
     with_effects = any(s.enforced for s in scores.values())
-    table = Table(title=title)
-    table.add_column(key_name)
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
+                  collapse_padding=True)
+    table.add_column(key_name, no_wrap=True)
     columns = _COLUMNS + (_EFFECT_COLUMNS if with_effects else [])
-    for _, header in columns:
-        table.add_column(header, justify="right")
-    table.add_column("usable correctness", justify="right")
+    for _, header in [*columns, ("", "usable\ncorrectness")]:
+        width = max(len(part) for part in header.split("\n"))
+        table.add_column(header, justify="right", min_width=width)
     for key, score in scores.items():
         cells = [str(getattr(score, attr)) for attr, _ in columns]
         if with_effects:
