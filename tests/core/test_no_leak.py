@@ -9,17 +9,11 @@ from authpairs.cases.models import Case, Label
 from authpairs.cases.sources import load_examples
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.reviewers import BaselineReviewer
+from authpairs.tracks.language import load_language_dataset
 
 
 def _datasets() -> list[Dataset]:
-    found = [load_examples()]
-    try:
-        from authpairs.tracks.language import load_language_dataset
-
-        found.append(load_language_dataset())
-    except ImportError:
-        pass
-    return found
+    return [load_examples(), load_language_dataset()]
 
 
 def _flip(case: Case) -> Case:

@@ -82,7 +82,7 @@ def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
         score.false_denials += lawful
     if record.effect is not None:
         score.enforced += 1
-        executed = record.effect.executed and record.effect.verified
+        executed = record.completed  # executed and verified (see CaseRecord.completed)
         score.lawful_completions += executed and lawful
         score.forbidden_effects += executed and not lawful
         score.audit_failures += not record.effect.audit_ok
