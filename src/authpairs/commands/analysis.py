@@ -18,10 +18,10 @@ from authpairs.analysis.cost import (
     cost_grid,
     load_grid_spec,
 )
-from authpairs.analysis.export import write_csv, write_json
+from authpairs.report.files import write_csv, write_json
 from authpairs.analysis.family import FamilyError, load_family, run_family
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
-from authpairs.analysis.render import (
+from authpairs.report.analysis_tables import (
     print_break_even,
     print_breakdown,
     print_compositions,
