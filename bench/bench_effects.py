@@ -20,8 +20,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce import EFFECT_TYPES, LocalEnforcer
+from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.enforce.samples import generated_descriptors
 from authpairs.review.outcome import Dispatch
 
@@ -32,7 +33,7 @@ N = 200
 def load_descriptors() -> tuple[str, list[tuple[str, EffectDescriptor]]]:
     """(source description, [(case id, descriptor)])."""
     try:
-        from authpairs.tracks.language import load_language_dataset
+        from authpairs.tracks.language.cases import load_language_dataset
     except ImportError:
         source = f"{N} generated descriptors (load_language_dataset not available)"
         return source, generated_descriptors(N)

@@ -29,7 +29,7 @@ VARIANTS = {
 
 def generated_cases(n: int) -> list[object]:
     """``n`` distinct cases cloned from the bundled examples with varied amounts and ids."""
-    from authpairs.cases.sources import load_examples
+    from authpairs.cases.examples import load_examples
 
     base = load_examples().cases
     cases = []

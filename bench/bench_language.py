@@ -12,12 +12,14 @@ import platform
 import time
 from collections.abc import Callable
 
-from authpairs.tracks.language import check_language, load_language_dataset, load_scenarios
 from authpairs.tracks.language.baseline import classifier_baseline
+from authpairs.tracks.language.cases import load_language_dataset
+from authpairs.tracks.language.checks import check_language
 from authpairs.tracks.language.evaluate import context_facts, request_data
 from authpairs.tracks.language.expr.interpreter import interpret
 from authpairs.tracks.language.expr.parser import parse_expression
 from authpairs.tracks.language.expr.sqlite_eval import evaluate_sql
+from authpairs.tracks.language.loader import load_scenarios
 
 
 def _best(func: Callable[[], object], repeats: int) -> tuple[float, float]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.sources import load_examples
+from authpairs.cases.examples import load_examples
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from authpairs.cases.dataset import Dataset
+from authpairs.cases.examples import load_examples
 from authpairs.cases.models import Case, Label
-from authpairs.cases.sources import load_examples
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.reviewers import BaselineReviewer
-from authpairs.tracks.language import load_language_dataset
+from authpairs.tracks.language.cases import load_language_dataset
 
 
 def _datasets() -> list[Dataset]:

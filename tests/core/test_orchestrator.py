@@ -179,8 +179,8 @@ async def test_replay_rescoring_needs_no_inference(records_path: Path) -> None:
                             reviewer=_reviewer(lambda r: next(answers), "structured"))
     replay_config = _config(records_path, **{"reviewer": {
         "interface": "structured",
-        "backend": {"kind": "replay", "replay_store": str(records_path),
-                    "replay_run_id": first.run_id}}})
+        "backend": {"kind": "replay", "store": str(records_path),
+                    "run_id": first.run_id}}})
     second = await run_async(replay_config, progress=False)
     with RecordStore(records_path) as store:
         a = {r.case_id: (r.status, r.decision, r.input_sha256)
@@ -195,8 +195,8 @@ async def test_replay_miss_is_a_clear_error(records_path: Path) -> None:
                             reviewer=_reviewer(lambda r: '{"decision": "ALLOW"}'))
     config = _config(records_path, **{"reviewer": {
         "interface": "structured",  # different prompt -> different input hashes
-        "backend": {"kind": "replay", "replay_store": str(records_path),
-                    "replay_run_id": first.run_id}}})
+        "backend": {"kind": "replay", "store": str(records_path),
+                    "run_id": first.run_id}}})
     with pytest.raises(BackendError, match="no answer for input"):
         await run_async(config, progress=False)
 

@@ -116,7 +116,7 @@ def test_bad_config_names_file_and_field(tmp_path: Path) -> None:
 
 
 def test_show_prompt_prints_public_case_only() -> None:
-    from authpairs.cases.sources import load_examples
+    from authpairs.cases.examples import load_examples
 
     case = load_examples().cases[0]
     result = CliRunner().invoke(app, ["show-prompt", case.case_id, "--dataset", "examples"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.enforce import LocalEnforcer
+from authpairs.enforce.enforcer import LocalEnforcer
 
 
 @pytest.fixture

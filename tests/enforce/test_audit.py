@@ -8,15 +8,22 @@ from typing import Any
 
 import pytest
 
-from authpairs.enforce import LocalEnforcer, layout
-from authpairs.enforce.descriptors import to_cents
-from authpairs.enforce.execute import EXECUTORS, ExecContext
+from authpairs.cases.effect_params import to_cents
+from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
+from authpairs.enforce import layout
+from authpairs.enforce.enforcer import LocalEnforcer
+from authpairs.enforce.execute.context import ExecContext
 from authpairs.enforce.safepath import write_file
-from authpairs.enforce.verify import VERIFIERS, ReadChannel
+from authpairs.enforce.verify.channel import ReadChannel
 from authpairs.review.outcome import Dispatch
 from authpairs.runs.records import EffectRecord
 
 from .helpers import sample
+
+
+def _run(effect_type: str) -> Any:
+    """The registered executor of ``effect_type``."""
+    return REGISTRY.get(effect_type).load_executor()
 
 
 def _wrong_amount(p: Any, ctx: ExecContext) -> dict[str, Any]:
@@ -32,7 +39,7 @@ def _wrong_amount(p: Any, ctx: ExecContext) -> dict[str, Any]:
 
 
 def _touches_treasury(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    result = EXECUTORS["ledger_transfer"](p, ctx)
+    result = _run("ledger_transfer")(p, ctx)
     with ctx.db:
         ctx.db.execute("UPDATE accounts SET balance_cents = balance_cents - 1 "
                        "WHERE scope = 'global' AND account_id = 'treasury'")
@@ -50,18 +57,18 @@ def _wrong_bytes(p: Any, ctx: ExecContext) -> dict[str, Any]:
 
 
 def _extra_file(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    result = EXECUTORS["byte_delivery"](p, ctx)
+    result = _run("byte_delivery")(p, ctx)
     write_file(ctx.root, layout.outbox_path(ctx.scope, p.recipient, "copy-" + p.file_name),
                p.content.encode())
     return result
 
 
 def _full_rollout(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    return EXECUTORS["deployment"](p.model_copy(update={"percentage": 100}), ctx)
+    return _run("deployment")(p.model_copy(update={"percentage": 100}), ctx)
 
 
 def _neighbour_field(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    result = EXECUTORS["record_update"](p, ctx)
+    result = _run("record_update")(p, ctx)
     with ctx.db:
         ctx.db.execute("UPDATE records SET value = 'x' WHERE scope = ? AND record_id = ? "
                        "AND field = 'owner'", (ctx.scope, p.record_id))
@@ -69,12 +76,12 @@ def _neighbour_field(p: Any, ctx: ExecContext) -> dict[str, Any]:
 
 
 def _other_scope(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    return EXECUTORS["analysis_inclusion"](p.model_copy(update={"dataset": "cohort-a"}),
+    return _run("analysis_inclusion")(p.model_copy(update={"dataset": "cohort-a"}),
                                            ExecContext(ctx.db, ctx.root, "global"))
 
 
 def _tampered_signature(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    result = EXECUTORS["document_signing"](p, ctx)
+    result = _run("document_signing")(p, ctx)
     path = layout.signature_path(ctx.scope, p.document_id, p.file_name)
     sig = bytearray(bytes.fromhex(result["signature_hex"]))
     sig[0] ^= 1
@@ -83,16 +90,16 @@ def _tampered_signature(p: Any, ctx: ExecContext) -> dict[str, Any]:
 
 
 def _partial_download(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    return EXECUTORS["download_delivery"](
+    return _run("download_delivery")(
         p.model_copy(update={"content": p.content[: len(p.content) // 2]}), ctx)
 
 
 def _wrong_interval(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    return EXECUTORS["reservation"](p.model_copy(update={"end": "2026-03-04T11:00:00Z"}), ctx)
+    return _run("reservation")(p.model_copy(update={"end": "2026-03-04T11:00:00Z"}), ctx)
 
 
 def _wrong_quantity(p: Any, ctx: ExecContext) -> dict[str, Any]:
-    return EXECUTORS["order_creation"](p.model_copy(update={"quantity": p.quantity + 1}), ctx)
+    return _run("order_creation")(p.model_copy(update={"quantity": p.quantity + 1}), ctx)
 
 
 FAULTS = [
@@ -146,7 +153,7 @@ class _TamperingVerifier:
     checks: tuple[str, ...] = ("sql",)
 
     def __init__(self, effect_type: str, db_path: list[Path]) -> None:
-        self._inner = VERIFIERS[effect_type]
+        self._inner = REGISTRY.get(effect_type).load_verifier()
         self._calls = 0
         self._db_path = db_path
 

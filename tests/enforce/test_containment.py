@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.enforce import LocalEnforcer, layout
-from authpairs.enforce.descriptors import MAX_CONTENT_BYTES
+from authpairs.cases.effect_params import MAX_CONTENT_BYTES
+from authpairs.enforce import layout
+from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.review.outcome import Dispatch
 
 from .helpers import sample

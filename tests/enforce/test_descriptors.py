@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.cases.effect_params import MAX_CONTENT_BYTES, DescriptorError, LedgerTransfer
+from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
+from authpairs.cases.effect_types import param_models, parse_params
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce import EFFECT_TYPES, PARAM_MODELS, DescriptorError, parse_params
-from authpairs.enforce.descriptors import MAX_CONTENT_BYTES, LedgerTransfer
 
 from .helpers import SAMPLES, sample
 
@@ -29,7 +30,7 @@ def test_nine_types_match_the_documented_table() -> None:
     documented = _documented_params()
     assert len(EFFECT_TYPES) == 9
     assert set(documented) == set(EFFECT_TYPES)
-    for effect_type, model in PARAM_MODELS.items():
+    for effect_type, model in param_models().items():
         assert set(model.model_fields) == documented[effect_type], effect_type
 
 

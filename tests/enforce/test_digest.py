@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from authpairs.enforce import Sandbox
+from authpairs.enforce.sandbox import Sandbox
 from authpairs.enforce.verify.channel import ReadChannel
 from authpairs.enforce.verify.digest import (
     RACY_MARGIN_NS,

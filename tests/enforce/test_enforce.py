@@ -13,6 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
+from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
 from authpairs.cases.models import (
     Case,
     EffectDescriptor,
@@ -24,8 +25,9 @@ from authpairs.cases.models import (
     Request,
     Source,
 )
-from authpairs.enforce import EFFECT_TYPES, LocalEnforcer, layout
+from authpairs.enforce import layout
 from authpairs.enforce.base import Enforcer
+from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.review.outcome import Dispatch
 from authpairs.runs.records import EffectRecord
 
@@ -202,13 +204,20 @@ def test_effects_check_passes_on_generated_descriptors(tmp_path: Path) -> None:
 
 def test_effects_check_reports_a_failing_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
-    from authpairs.enforce import enforcer as enforcer_module
+    from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
     from authpairs.enforce.samples import generated_descriptors
     from authpairs.enforce.selftest import audit_effects
 
-    broken = dict(enforcer_module.EXECUTORS)
-    broken["record_update"] = lambda p, ctx: {}
-    monkeypatch.setattr(enforcer_module, "EXECUTORS", broken)
+    spec = REGISTRY.get("record_update")
+    monkeypatch.setattr(REGISTRY, "_loaded", {**REGISTRY._loaded, "record_update": type(spec)(
+        name=spec.name, params=spec.params, seeder=spec.seeder,
+        executor="tests.enforce.test_enforce:_do_nothing", verifier=spec.verifier,
+        doc=spec.doc)})
     result = audit_effects(generated_descriptors(9), tmp_path)
     assert not result.ok
     assert len(result.failures) == 1 and "/ ALLOW: value: observed" in result.failures[0]
+
+
+def _do_nothing(params: object, ctx: object) -> dict[str, object]:
+    """A faulty executor (reports success, changes nothing) for the effects-check test."""
+    return {}

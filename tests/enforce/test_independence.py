@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import authpairs.enforce.verify as verify_pkg
-from authpairs.enforce import EFFECT_TYPES, LocalEnforcer
-from authpairs.enforce.execute import EXECUTORS
-from authpairs.enforce.verify import VERIFIERS
+from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
+from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
+from authpairs.enforce.enforcer import LocalEnforcer
 
 FORBIDDEN = ("authpairs.enforce.execute", "authpairs.enforce.safepath",
              "authpairs.enforce.seeding", "authpairs.enforce.sandbox",
@@ -43,10 +43,11 @@ def test_verifier_modules_import_no_executor_code() -> None:
 
 
 def test_every_type_has_an_executor_and_a_verifier_in_separate_modules() -> None:
-    assert set(EXECUTORS) == set(VERIFIERS) == set(EFFECT_TYPES)
+    assert set(REGISTRY.names()) == set(EFFECT_TYPES)
     for effect_type in EFFECT_TYPES:
-        executor_module = EXECUTORS[effect_type].__module__
-        verifier_module = type(VERIFIERS[effect_type]).__module__
+        spec = REGISTRY.get(effect_type)
+        executor_module = spec.load_executor().__module__
+        verifier_module = type(spec.load_verifier()).__module__
         assert executor_module.startswith("authpairs.enforce.execute.")
         assert verifier_module.startswith("authpairs.enforce.verify.")
 
@@ -57,3 +58,20 @@ def test_read_channel_is_read_only(tmp_path: Path) -> None:
         assert channel is not None
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             channel.query("DELETE FROM accounts")
+
+
+def test_importing_a_verifier_module_loads_no_executor_module() -> None:
+    """Independence holds at run time, not only in the source text: a fresh interpreter that
+    imports any verifier module has no executor, sandbox or seeding module loaded."""
+    import subprocess
+    import sys
+
+    modules = sorted(f"authpairs.enforce.verify.{p.stem}"
+                     for p in Path(verify_pkg.__file__).parent.glob("*.py"))
+    code = ("import importlib, sys\n"
+            f"for name in {modules!r}:\n"
+            "    importlib.import_module(name)\n"
+            f"bad = sorted(m for m in sys.modules if m.startswith({FORBIDDEN!r}))\n"
+            "print(','.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"verifier imports loaded: {out.stdout.strip()}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce import LocalEnforcer, parse_params
+from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.review.outcome import Dispatch
 from authpairs.tracks.language.loader import load_scenario_file, scenario_files
 

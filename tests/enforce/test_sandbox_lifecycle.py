@@ -11,10 +11,12 @@ import httpx
 import pytest
 
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce import Enforcer, LocalEnforcer, Sandbox, make_enforcer
-from authpairs.enforce.enforcer import DecisionOnlyEnforcer
+from authpairs.enforce.base import Enforcer
+from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 from authpairs.enforce.layout import OPENING_BALANCE_CENTS
+from authpairs.enforce.sandbox import Sandbox
 from authpairs.review.outcome import Dispatch
+from authpairs.runs.api import make_enforcer
 from authpairs.runs.config import RunConfig
 
 from .helpers import sample

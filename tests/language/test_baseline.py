@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-from authpairs.tracks.language import load_language_dataset
 from authpairs.tracks.language.baseline import (
     MissingDependencyError,
     classifier_baseline,
     public_text,
     run_baseline,
 )
+from authpairs.tracks.language.cases import load_language_dataset
 from tests.language.conftest import GOOD
 
 

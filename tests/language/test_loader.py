@@ -132,7 +132,9 @@ BAD: list[tuple[str, Mutator, str, str]] = [
     ("effect type", _set(["effect", "type"], "wire_transfer"), "effect.type",
      "unknown effect type"),
     ("effect decimal", _set(["effect", "params", "amount"], 80.0), "effect.params.amount",
-     "decimal string"),
+     "quote it"),
+    ("effect decimal format", _set(["effect", "params", "amount"], "80.001"),
+     "effect.params.amount", "decimal string"),
     ("effect identifier", _set(["effect", "params", "to_account"], "card 1001/x"),
      "effect.params.to_account", "identifier"),
     ("effect missing param", _delete(["effect", "params", "currency"]),
@@ -175,7 +177,7 @@ def test_effect_param_kinds(mutate: Callable[[Mutator], Path]) -> None:
         data["effect"] = {"type": "reservation", "params": {
             "resource_id": "room-1", "holder": "Ana", "start": "2026-05-04T12:00:00Z",
             "end": "2026-05-04T11:00:00Z"}}
-    with pytest.raises(ScenarioError, match=r"effect\.params\.end: must be after start"):
+    with pytest.raises(ScenarioError, match=r"effect\.params: start must be before end"):
         load_scenario_file(mutate(to_reservation))
 
 
@@ -183,7 +185,8 @@ def test_deployment_percentage_range(mutate: Callable[[Mutator], Path]) -> None:
     def to_deployment(data: dict[str, Any]) -> None:
         data["effect"] = {"type": "deployment", "params": {
             "service": "web", "version": "1.2", "content": "hi", "percentage": 150}}
-    with pytest.raises(ScenarioError, match=r"effect\.params\.percentage: must be an integer"):
+    with pytest.raises(ScenarioError,
+                       match=r"effect\.params\.percentage: Input should be less than or equal"):
         load_scenario_file(mutate(to_deployment))
 
 

@@ -8,11 +8,11 @@ from functools import lru_cache
 
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Label
-from authpairs.tracks.language import load_language_dataset, load_scenarios
-from authpairs.tracks.language.cases import case_id_for
+from authpairs.tracks.language.cases import case_id_for, load_language_dataset
 from authpairs.tracks.language.checks import check_language
 from authpairs.tracks.language.evaluate import evaluate_scenario
 from authpairs.tracks.language.expr.result import Outcome
+from authpairs.tracks.language.loader import load_scenarios
 from authpairs.tracks.language.models import LoadedScenario
 from authpairs.tracks.language.spec import (
     DEV_ONLY_FAMILIES,

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from authpairs.cases.dataset import Dataset, load_dataset
 from authpairs.cases.models import Label
 from authpairs.cli import app
-from authpairs.tracks.native import load_native_dataset
 from authpairs.tracks.native.build import NativeBuild, build_native, label_cedar_tree
+from authpairs.tracks.native.dataset import load_native_dataset
 from authpairs.tracks.native.openfga_engine import run_suites
 from authpairs.tracks.native.openfga_import import find_test_files, load_fga_suite
 from authpairs.tracks.native.sources import (

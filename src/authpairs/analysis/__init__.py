@@ -9,7 +9,9 @@ Python API (pure functions over lists of :class:`~authpairs.runs.records.CaseRec
 * :mod:`.compose` -- all-must-allow composition replay (``compose_all``);
 * :mod:`.cost` -- count loss, break-even ratios and selection grids;
 * :mod:`.gate` -- the acceptance test for a guardrail change (``run_gate``);
-* :mod:`.runref` -- ``RUN_ID`` / ``PATH::RUN_ID`` addressing. Tables and files live in :mod:`authpairs.report`.
+* :mod:`.runref` -- ``RUN_ID`` / ``PATH::RUN_ID`` addressing.
+
+Tables and files that show these results live in :mod:`authpairs.report`.
 
 :mod:`.scoring` (per-run scores) belongs to the core.
 """

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.outcomes import approved, completed, path_of
+from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
 
 
@@ -175,7 +176,7 @@ class Comparison:
         return [c.to_dict() for c in (*self.lawful, *self.forbidden)]
 
 
-class ComparisonError(ValueError):
+class ComparisonError(AnalysisError):
     """The two record sets cannot be compared (e.g. duplicate case ids)."""
 
 

@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from authpairs.errors import AnalysisError
 from authpairs.review.outcome import Decision, OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 
-class CompositionError(ValueError):
+class CompositionError(AnalysisError):
     """Reviewer runs that cannot be composed (too few, duplicates, conflicting labels)."""
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.outcomes import approved, completed
+from authpairs.errors import ConfigError
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
@@ -265,7 +266,7 @@ def cost_grid(conditions: Sequence[Condition], spec: GridSpec | None = None, *,
     return result
 
 
-class GridSpecError(ValueError):
+class GridSpecError(ConfigError):
     """A grid file is malformed; the message names the file and field."""
 
 

@@ -24,11 +24,12 @@ from authpairs.analysis.compare import compare_records
 from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
 from authpairs.analysis.runref import DEFAULT_RECORDS, load_run
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
+from authpairs.errors import ConfigError
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
 
 
-class FamilyError(ValueError):
+class FamilyError(ConfigError):
     """A family file is malformed; the message names the file and entry."""
 
 

@@ -32,13 +32,14 @@ import yaml
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.outcomes import completed, path_of, usable, usable_denial
+from authpairs.errors import ConfigError
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 UsableScope = Literal["all", "designated"]
 
 
-class GateInputError(ValueError):
+class GateInputError(ConfigError):
     """A designated-set file or the runs do not fit the gate's contract."""
 
 

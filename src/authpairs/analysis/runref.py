@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from authpairs.errors import RecordsError
 from authpairs.runs.records import CaseRecord
 from authpairs.runs.store import RecordStore
 
 DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
 
 
-class RunNotFoundError(LookupError):
+class RunNotFoundError(RecordsError, LookupError):
     """A run address names a missing records file or a run absent from it."""
 
 

@@ -39,14 +39,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from authpairs.runs.config import ConfigError, RunConfig, config_from_dict
+from authpairs.errors import ConfigError
+from authpairs.runs.config import RunConfig, config_from_dict
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 SEED_KEY = "reviewer.sampling.seed"
 
 
-class StudyPlanError(ValueError):
+class StudyPlanError(ConfigError):
     """A study plan is malformed; the message names the file and field."""
 
 

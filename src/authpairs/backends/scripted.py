@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
-from authpairs.runs.config import SamplingConfig
+from authpairs.backends.config import SamplingConfig, ScriptedBackendConfig
 
 Script = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
@@ -40,6 +40,11 @@ class ScriptedBackend:
         self.script = script
         self.label = label
         self.calls = 0
+
+    @classmethod
+    def from_config(cls, config: ScriptedBackendConfig) -> ScriptedBackend:
+        """Build from a :class:`ScriptedBackendConfig` (kind 'scripted', tests only)."""
+        return cls(load_script(config.script), label=config.script)
 
     async def __aenter__(self) -> ScriptedBackend:
         return self

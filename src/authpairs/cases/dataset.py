@@ -15,10 +15,11 @@ from pydantic import ValidationError
 
 from authpairs.cases.canonical import canonical_json, sha256_hex
 from authpairs.cases.models import Case
+from authpairs.errors import DataError
 from authpairs.yamlfiles import first_error
 
 
-class DatasetError(ValueError):
+class DatasetError(DataError):
     """A dataset file or record is malformed; the message names the file, record and field."""
 
     def __init__(self, path: str | Path, message: str, record: str | int | None = None,

@@ -24,7 +24,7 @@ def effects_check(
     if generated:
         pairs = generated_descriptors()
     else:
-        from authpairs.tracks.language import load_language_dataset
+        from authpairs.tracks.language.cases import load_language_dataset
 
         pairs = [(c.case_id, c.public.effect) for c in load_language_dataset().cases
                  if c.public.effect is not None]

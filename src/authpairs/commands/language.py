@@ -76,7 +76,8 @@ def build_language(
     = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
-    from authpairs.tracks.language import ScenarioError, load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.loader import ScenarioError
 
     try:
         dataset = load_language_dataset(split, root=root)
@@ -93,7 +94,7 @@ def language_stats(
     = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
-    from authpairs.tracks.language import load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
     from authpairs.tracks.language.stats import counts_markdown
 
     typer.echo(counts_markdown(load_language_dataset(split, root=root)))
@@ -105,8 +106,9 @@ def baseline_classifier(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
-    from authpairs.tracks.language import load_language_dataset
-    from authpairs.tracks.language.baseline import MissingDependencyError, classifier_baseline
+    from authpairs.errors import MissingDependencyError
+    from authpairs.tracks.language.baseline import classifier_baseline
+    from authpairs.tracks.language.cases import load_language_dataset
 
     try:
         result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)

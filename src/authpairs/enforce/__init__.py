@@ -1,8 +1,8 @@
 """Enforcement: the enforcement point, the per-run sandbox, effect executors and verifiers.
 
-Use :func:`make_enforcer` (the run orchestrator does)::
+Use :class:`~authpairs.enforce.enforcer.LocalEnforcer` (the run orchestrator does)::
 
-    with make_enforcer(config) as enforcer:
+    with LocalEnforcer() as enforcer:
         record = enforcer.enforce(case_id, case.public.effect, outcome.dispatch)
 
 Design (issue 5; SPEC "Execution and effects", paper sections 3.4 and A.3):
@@ -17,7 +17,8 @@ Design (issue 5; SPEC "Execution and effects", paper sections 3.4 and A.3):
 * **Scopes** (:mod:`.layout`): every case acts in its own scope, seeded with deterministic
   initial state (:mod:`.seeding`), because the four contexts of a scenario carry byte-identical
   effects (the same order id, the same account) and each must be executable on its own.
-* **Descriptors** (:mod:`.descriptors`): typed params exactly as in
+* **Descriptors** (:mod:`authpairs.cases.effect_types`, one :class:`EffectType` per type):
+  typed params exactly as in
   ``docs/datasets/language-format.md``; identifiers are ``[A-Za-z0-9._-]`` (no leading dot),
   payloads are capped, free text has no control characters. Malformed or hostile descriptors
   give ``error`` and ``executed=False``.
@@ -32,45 +33,3 @@ Design (issue 5; SPEC "Execution and effects", paper sections 3.4 and A.3):
   changed. ``audit_ok`` = the observation matches the dispatch (ALLOW: verified; BLOCK: nothing
   changed anywhere). Calls are serialized by a lock, so concurrent callers are safe.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-from authpairs.enforce.base import Enforcer
-from authpairs.enforce.descriptors import (
-    EFFECT_TYPES,
-    PARAM_MODELS,
-    DescriptorError,
-    parse_params,
-    validate_effect,
-)
-from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
-from authpairs.enforce.sandbox import Sandbox
-
-if TYPE_CHECKING:
-    from authpairs.runs.config import RunConfig
-
-
-def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
-                  keep: bool = False) -> Enforcer:
-    """The enforcer for a run: a :class:`LocalEnforcer` with a fresh sandbox, or a
-    :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
-    if config is not None and not config.enforce:
-        return DecisionOnlyEnforcer()
-    return LocalEnforcer(parent, keep=keep)
-
-
-__all__ = [
-    "EFFECT_TYPES",
-    "PARAM_MODELS",
-    "DecisionOnlyEnforcer",
-    "DescriptorError",
-    "Enforcer",
-    "LocalEnforcer",
-    "Sandbox",
-    "make_enforcer",
-    "parse_params",
-    "validate_effect",
-]

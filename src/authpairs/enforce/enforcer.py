@@ -24,16 +24,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from authpairs.cases.effect_params import DescriptorError
+from authpairs.cases.effect_types import EFFECT_TYPES, parse_params
 from authpairs.cases.models import EffectDescriptor
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import DescriptorError, parse_params
-from authpairs.enforce.execute import EXECUTORS, ExecContext, ExecuteFn, ExecutionError
+from authpairs.enforce.execute.context import ExecContext, ExecuteFn, ExecutionError
+from authpairs.enforce.records import EffectRecord
 from authpairs.enforce.safepath import ContainmentError
 from authpairs.enforce.sandbox import Sandbox
-from authpairs.enforce.verify import VERIFIERS, ObservationError, ReadChannel, Verifier
+from authpairs.enforce.verify.base import Verifier
+from authpairs.enforce.verify.channel import ObservationError, ReadChannel
 from authpairs.enforce.verify.digest import Digester, Snapshot, changed, changed_outside
 from authpairs.review.outcome import Dispatch
-from authpairs.runs.records import EffectRecord
 
 MAX_LISTED_CHANGES = 20
 
@@ -78,8 +80,8 @@ class LocalEnforcer:
                  executors: Mapping[str, ExecuteFn] | None = None,
                  verifiers: Mapping[str, Verifier] | None = None) -> None:
         self.sandbox = Sandbox(parent, keep=keep)
-        self._executors: dict[str, ExecuteFn] = {**EXECUTORS, **(executors or {})}
-        self._verifiers: dict[str, Verifier] = {**VERIFIERS, **(verifiers or {})}
+        self._executors: dict[str, ExecuteFn] = dict(executors or {})
+        self._verifiers: dict[str, Verifier] = dict(verifiers or {})
         self._channel: ReadChannel | None = None
         self._digester: Digester | None = None
         self._last: Snapshot | None = None
@@ -117,6 +119,17 @@ class LocalEnforcer:
                                  previous)
 
     # -- internals -------------------------------------------------------------------------
+    def _executor(self, effect_type: str) -> ExecuteFn:
+        if effect_type not in self._executors:
+            self._executors[effect_type] = EFFECT_TYPES.get(effect_type).load_executor()
+        return self._executors[effect_type]
+
+    def _verifier(self, effect_type: str) -> Verifier:
+        if effect_type not in self._verifiers:
+            verifier: Verifier = EFFECT_TYPES.get(effect_type).load_verifier()
+            self._verifiers[effect_type] = verifier
+        return self._verifiers[effect_type]
+
     def _refused(self, effect: EffectDescriptor, dispatch: Dispatch, error: str) -> EffectRecord:
         # Nothing was executed: that matches a BLOCK, and is a failed ALLOW.
         return EffectRecord(executed=False, effect_type=effect.type,
@@ -138,7 +151,7 @@ class LocalEnforcer:
             sb.db.rollback()
             return self._refused(effect, dispatch,
                                  f"sandbox refused to prepare resources: {_describe(exc)}")
-        verifier = self._verifiers[effect.type]
+        verifier = self._verifier(effect.type)
         targets = verifier.targets(params, scope)
         try:
             # The "before" digest: the previous case's "after" digest with the subtrees this
@@ -153,7 +166,7 @@ class LocalEnforcer:
         executed, result, error = False, {}, None
         if dispatch is Dispatch.ALLOW:
             try:
-                result = self._executors[effect.type](params, ExecContext(sb.db, sb.root, scope))
+                result = self._executor(effect.type)(params, ExecContext(sb.db, sb.root, scope))
                 if not isinstance(result, dict):
                     raise TypeError(f"executor returned {type(result).__name__}, not a dict")
                 if sb.db.in_transaction:

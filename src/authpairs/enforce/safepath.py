@@ -17,10 +17,12 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from authpairs.errors import EnforcementError
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class ContainmentError(ValueError):
+class ContainmentError(EnforcementError, ValueError):
     """An operation would leave the sandbox, follow a link, or overwrite a non-file."""
 
 

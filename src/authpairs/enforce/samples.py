@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce.descriptors import EFFECT_TYPES
 
 
 def generated_descriptors(n: int = 200) -> list[tuple[str, EffectDescriptor]]:

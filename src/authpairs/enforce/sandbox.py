@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
+from authpairs.cases.effect_params import EffectParams
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import EffectParams
 from authpairs.enforce.httpserver import LocalHTTPServer
 from authpairs.enforce.seeding import seed_for, seed_global
 

@@ -14,14 +14,14 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from authpairs.enforce import descriptors as d
+from authpairs.cases import effect_params as d
+from authpairs.cases.effect_types import EFFECT_TYPES
 from authpairs.enforce import layout
 from authpairs.enforce.safepath import exists, open_dir, write_file
 
@@ -77,29 +77,35 @@ def _site(root: Path, scope: str, service: str) -> None:
     write_file(root, (*base, layout.RELEASE_FILE), json.dumps(release).encode("utf-8"))
 
 
-def _seed_ledger(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_ledger_transfer(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``ledger_transfer`` descriptor names."""
     _account(db, scope, p.from_account, p.currency)
     _account(db, scope, p.to_account, p.currency)
 
 
-def _seed_order(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_order_creation(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``order_creation`` descriptor names."""
     db.execute("INSERT OR IGNORE INTO vendors (scope, vendor) VALUES (?, ?)", (scope, p.vendor))
 
 
-def _seed_record(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_record_update(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``record_update`` descriptor names."""
     for field in {p.field, "owner", "status"}:
         _record(db, scope, p.record_id, field)
 
 
-def _seed_delivery(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_byte_delivery(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``byte_delivery`` descriptor names."""
     _mkdir(root, (*layout.OUTBOX, scope, p.recipient))
 
 
-def _seed_deployment(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_deployment(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``deployment`` descriptor names."""
     _site(root, scope, p.service)
 
 
-def _seed_signing(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_document_signing(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``document_signing`` descriptor names."""
     ensure_signer(db, root, p.signer)
     doc = layout.document_path(scope, p.document_id, p.file_name)
     if not exists(root, doc):
@@ -107,36 +113,27 @@ def _seed_signing(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> Non
     _mkdir(root, layout.signature_path(scope, p.document_id, p.file_name)[:-1])
 
 
-def _seed_reservation(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_reservation(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``reservation`` descriptor names."""
     db.execute("INSERT OR IGNORE INTO bookables (scope, resource_id) VALUES (?, ?)",
                (scope, p.resource_id))
 
 
-def _seed_analysis(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_analysis_inclusion(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``analysis_inclusion`` descriptor names."""
     _dataset(db, scope, p.dataset)
 
 
-def _seed_download(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+def seed_download_delivery(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
+    """Seed the resources a ``download_delivery`` descriptor names."""
     _mkdir(root, (*layout.DOWNLOADS, scope, p.recipient))
-
-
-SEEDERS: dict[str, Callable[[sqlite3.Connection, Path, Any, str], None]] = {
-    "ledger_transfer": _seed_ledger,
-    "order_creation": _seed_order,
-    "record_update": _seed_record,
-    "byte_delivery": _seed_delivery,
-    "deployment": _seed_deployment,
-    "document_signing": _seed_signing,
-    "reservation": _seed_reservation,
-    "analysis_inclusion": _seed_analysis,
-    "download_delivery": _seed_download,
-}
 
 
 def seed_for(db: sqlite3.Connection, root: Path, effect_type: str, params: d.EffectParams,
              scope: str) -> None:
-    """Create the resources ``params`` names in ``scope`` with their deterministic initial state."""
-    SEEDERS[effect_type](db, root, params, scope)
+    """Create the resources ``params`` names in ``scope`` with their deterministic initial state,
+    using the seeder registered for ``effect_type``."""
+    EFFECT_TYPES.get(effect_type).load_seeder()(db, root, params, scope)
     db.commit()
 
 

@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import PublicCase
+from authpairs.errors import ReviewerError
+from authpairs.registry import Registry, RegistryError
 from authpairs.review.outcome import ReviewOutcome
 from authpairs.review.parsing import parse_json_decision
 from authpairs.review.schemas import DIRECT_SCHEMA, STRUCTURED_SCHEMA
 from authpairs.review.templates import render, template_sha256
-
-_REGISTRY: dict[str, type[ReviewInterface]] = {}
 
 
 class ReviewInterface:
@@ -62,24 +62,32 @@ class ReviewInterface:
         return parse_json_decision(response.text, response.finish_reason, self.answer_schema)
 
 
+def _check_interface(raw: object) -> type[ReviewInterface]:
+    if not (isinstance(raw, type) and issubclass(raw, ReviewInterface)):
+        raise TypeError(f"{raw!r} is not a ReviewInterface subclass")
+    return raw
+
+
+INTERFACES: Registry[type[ReviewInterface]] = Registry("interfaces", _check_interface)
+"""Interface name -> class (built-ins here; guardrail formats and plugins register too)."""
+
+
 def register_interface(cls: type[ReviewInterface]) -> type[ReviewInterface]:
     """Class decorator: make an interface available by its ``name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
+    return INTERFACES.add(cls.name, cls)
 
 
 def get_interface(name: str) -> ReviewInterface:
     """Instantiate a registered interface; unknown names list the known ones."""
     try:
-        return _REGISTRY[name]()
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ValueError(f"unknown interface '{name}' (known: {known})") from None
+        return INTERFACES.get(name)()
+    except RegistryError as exc:
+        raise ReviewerError(str(exc)) from None
 
 
 def interface_names() -> list[str]:
     """Names of all registered interfaces."""
-    return sorted(_REGISTRY)
+    return INTERFACES.names()
 
 
 @register_interface

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.backends.config import SamplingConfig
 from authpairs.cases.canonical import canonical_json
 from authpairs.cases.models import PublicCase
 from authpairs.review.interfaces import ReviewInterface
 from authpairs.review.outcome import Decision, ReviewOutcome
-from authpairs.runs.config import SamplingConfig
 
 
 class Reviewer(Protocol):

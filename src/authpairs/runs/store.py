@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from authpairs.errors import RecordsError
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 
 SCHEMA = """
@@ -60,7 +61,7 @@ def _insert_attempts(conn: sqlite3.Connection, attempts: list[AttemptRecord]) ->
          for a in attempts])
 
 
-class RecordStoreError(RuntimeError):
+class RecordStoreError(RecordsError):
     """A record store conflict, e.g. reusing a run id with a different configuration."""
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from authpairs.cases.effect_params import ByteDelivery
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import ByteDelivery
 from authpairs.enforce.execute.context import ExecContext
 from authpairs.enforce.safepath import write_file
 

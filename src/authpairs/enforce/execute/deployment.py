@@ -6,8 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from authpairs.cases.effect_params import Deployment
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import Deployment
 from authpairs.enforce.execute.context import ExecContext
 from authpairs.enforce.safepath import read_file, write_file
 

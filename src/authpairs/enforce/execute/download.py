@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from authpairs.cases.effect_params import DownloadDelivery
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import DownloadDelivery
 from authpairs.enforce.execute.context import ExecContext
 from authpairs.enforce.safepath import write_file
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from authpairs.enforce.descriptors import LedgerTransfer, to_cents
+from authpairs.cases.effect_params import LedgerTransfer, to_cents
 from authpairs.enforce.execute.context import ExecContext, ExecutionError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from authpairs.enforce.descriptors import Reservation
+from authpairs.cases.effect_params import Reservation
 from authpairs.enforce.execute.context import ExecContext, ExecutionError
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from authpairs.cases.effect_params import DocumentSigning
 from authpairs.enforce import layout
-from authpairs.enforce.descriptors import DocumentSigning
 from authpairs.enforce.execute.context import ExecContext, ExecutionError
 from authpairs.enforce.safepath import read_file, write_file
 

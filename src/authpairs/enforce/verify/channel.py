@@ -19,8 +19,10 @@ from urllib.parse import quote
 
 import httpx
 
+from authpairs.errors import EnforcementError
 
-class ObservationError(RuntimeError):
+
+class ObservationError(EnforcementError):
     """The verifier could not read a resource back (an unsafe file type, a server error)."""
 
 

@@ -17,12 +17,9 @@ from typing import Any
 
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case, Label, PublicCase
+from authpairs.errors import MissingDependencyError
 
 TARGET_MAX_ACCURACY = 0.60
-
-
-class MissingDependencyError(RuntimeError):
-    """scikit-learn is not installed."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +69,7 @@ def _sklearn() -> Any:
         from sklearn.model_selection import GroupKFold
         from sklearn.pipeline import make_pipeline
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError(
-            "the classifier baseline needs scikit-learn: pip install 'authpairs[dev]' "
-            "(or pip install scikit-learn)") from exc
+        raise MissingDependencyError("scikit-learn", "dev", "the classifier baseline") from exc
     return CountVectorizer, LogisticRegression, GroupKFold, make_pipeline
 
 

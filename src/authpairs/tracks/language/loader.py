@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from authpairs.errors import DataError
 from authpairs.tracks.language.models import LoadedScenario, Scenario
 from authpairs.tracks.language.validate import validate_scenario
 
@@ -30,7 +31,7 @@ class Issue:
             f"{self.file}: {self.message}"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(DataError):
     """A scenario file is malformed. ``issues`` lists every problem found (file and field)."""
 
     def __init__(self, issues: list[Issue]) -> None:

@@ -90,24 +90,6 @@ VARIANTS: tuple[str, ...] = (
     "conflict", "irrelevant_evidence", "missing_prerequisite",
 )
 
-#: effect type -> {param: kind}; kinds: 'id' (safe identifier), 'file' (plain file name),
-#: 'text', 'decimal' (decimal string), 'int', 'percent' (int 1..100), 'timestamp'
-EFFECT_PARAMS: dict[str, dict[str, str]] = {
-    "ledger_transfer": {"from_account": "id", "to_account": "id", "amount": "decimal",
-                        "currency": "text"},
-    "order_creation": {"order_id": "id", "vendor": "text", "item": "text", "quantity": "int",
-                       "unit_price": "decimal", "currency": "text"},
-    "record_update": {"record_id": "id", "field": "text", "value": "text"},
-    "byte_delivery": {"recipient": "id", "file_name": "file", "content": "text"},
-    "deployment": {"service": "id", "version": "text", "content": "text", "percentage": "percent"},
-    "document_signing": {"document_id": "id", "file_name": "file", "content": "text",
-                         "signer": "text"},
-    "reservation": {"resource_id": "id", "holder": "text", "start": "timestamp",
-                    "end": "timestamp"},
-    "analysis_inclusion": {"dataset": "id", "subject_id": "id"},
-    "download_delivery": {"recipient": "id", "file_name": "file", "content": "text"},
-}
-
 #: giveaway word families: label -> regex (case-insensitive, word-bounded)
 GIVEAWAY_WORDS: dict[str, str] = {
     "revoked": r"\brevok\w*|\brevocation\w*",

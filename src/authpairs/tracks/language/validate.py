@@ -12,11 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from authpairs.cases.models import Label
+from authpairs.cases.effect_types import descriptor_problems
+from authpairs.cases.models import EffectDescriptor, Label
 from authpairs.tracks.language.expr.ast import names
 from authpairs.tracks.language.expr.parser import ExpressionSyntaxError, parse_expression
 from authpairs.tracks.language.models import ContextSpec, FactSpec, Scenario
-from authpairs.tracks.language.spec import CONTEXTS_PER_SCENARIO, EFFECT_PARAMS
+from authpairs.tracks.language.spec import CONTEXTS_PER_SCENARIO
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FACT_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
@@ -135,52 +136,17 @@ def _check_contexts(scenario: Scenario, problems: Problems) -> None:
         seen.setdefault(key, context.id)
 
 
-def _param_problem(kind: str, value: Any) -> str | None:
-    if kind in ("id", "file"):
-        if not isinstance(value, str) or not IDENT_RE.match(value):
-            return f"must be an identifier of [A-Za-z0-9._-], got {value!r}"
-        if kind == "file" and (value in (".", "..") or value.startswith(".")):
-            return f"must be a plain file name, got {value!r}"
-    elif kind == "text":
-        if not isinstance(value, str) or not value:
-            return f"must be a non-empty string, got {value!r}" + (
-                _QUOTE_HINT if value is not None and not isinstance(value, str) else "")
-    elif kind == "decimal":
-        if not isinstance(value, str) or not DECIMAL_RE.match(value):
-            return f"must be a decimal string such as \"75.00\", got {value!r}"
-    elif kind == "int":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            return f"must be a positive integer, got {value!r}"
-    elif kind == "percent":
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 100:
-            return f"must be an integer 1..100, got {value!r}"
-    elif kind == "timestamp" and not is_canonical_utc(value):
-        return f"must be canonical UTC 'YYYY-MM-DDTHH:MM:SSZ', got {value!r}"
-    return None
-
-
 def _check_effect(scenario: Scenario, problems: Problems) -> None:
+    """The effect descriptor, checked with the enforcement point's own parameter models."""
     effect = scenario.effect
-    spec = EFFECT_PARAMS.get(effect.type)
-    if spec is None:
-        problems.append(("effect.type", f"unknown effect type {effect.type!r} (one of: "
-                                        f"{', '.join(EFFECT_PARAMS)})"))
-        return
-    for name, kind in spec.items():
-        if name not in effect.params:
-            problems.append((f"effect.params.{name}", f"required for {effect.type}"))
-            continue
-        wrong = _param_problem(kind, effect.params[name])
-        if wrong:
-            problems.append((f"effect.params.{name}", wrong))
-    for name in effect.params:
-        if name not in spec:
-            problems.append((f"effect.params.{name}", f"not a parameter of {effect.type} "
-                                                      f"(allowed: {', '.join(spec)})"))
-    params = effect.params
-    if effect.type == "reservation" and is_canonical_utc(params.get("start")) and \
-            is_canonical_utc(params.get("end")) and params["start"] >= params["end"]:
-        problems.append(("effect.params.end", "must be after start"))
+    for field, message in descriptor_problems(EffectDescriptor(type=effect.type,
+                                                               params=effect.params)):
+        where = "effect.type" if field is None else ".".join(
+            part for part in ("effect.params", field) if part)
+        value = effect.params.get(field) if field else None
+        if message.startswith("Input should be a valid string") and value is not None:
+            message += _QUOTE_HINT
+        problems.append((where, message))
 
 
 def _request_has(request: dict[str, Any], path: str) -> bool:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from authpairs.errors import DataError
 
-class NativeImportError(ValueError):
+
+class NativeImportError(DataError):
     """An upstream file, assertion or engine call is unusable.
 
     The message always names the file and, when known, the assertion (a locator such as

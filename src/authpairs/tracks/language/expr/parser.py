@@ -14,6 +14,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput, VisitError
 
+from authpairs.errors import DataError
 from authpairs.tracks.language.expr.ast import (
     Arith,
     BoolOp,
@@ -67,7 +68,7 @@ NAME: /(?!KEYWORD(?![A-Za-z0-9_.]))[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t"}
 
 
-class ExpressionSyntaxError(ValueError):
+class ExpressionSyntaxError(DataError):
     """The expression text is not a valid permission expression."""
 
 

@@ -1,4 +1,4 @@
-"""Typed parameter models of the nine effect types, validated from a public ``EffectDescriptor``.
+"""Typed parameter models of the nine built-in effect types (part of the public case contract).
 
 The parameter names are exactly those of ``docs/datasets/language-format.md``. Validation is the
 first line of containment: identifiers (accounts, ids, file names, services, datasets, recipients)
@@ -23,11 +23,10 @@ from pydantic import (
     Field,
     StrictInt,
     StrictStr,
-    ValidationError,
     model_validator,
 )
 
-from authpairs.cases.models import EffectDescriptor
+from authpairs.errors import DataError
 
 MAX_CONTENT_BYTES = 256 * 1024
 """Largest payload (UTF-8 bytes) a delivery, deployment, signing or download may carry."""
@@ -47,7 +46,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LINE_BREAK = re.compile(r"[\n\r\t]")
 
 
-class DescriptorError(ValueError):
+class DescriptorError(DataError):
     """An effect descriptor is unknown or malformed; the message names the type and parameter."""
 
     def __init__(self, effect_type: str, message: str, field: str | None = None) -> None:
@@ -62,7 +61,7 @@ class DescriptorError(ValueError):
 def _identifier(value: str) -> str:
     if not _IDENTIFIER.fullmatch(value):
         raise ValueError(
-            "must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'"
+            "must be an identifier: 1-128 characters of [A-Za-z0-9._-], not starting with '.'"
             " (no paths, no '..', no spaces)"
         )
     return value
@@ -232,51 +231,3 @@ class DownloadDelivery(EffectParams):
     recipient: Identifier
     file_name: Identifier
     content: Content
-
-
-PARAM_MODELS: dict[str, type[EffectParams]] = {
-    "ledger_transfer": LedgerTransfer,
-    "order_creation": OrderCreation,
-    "record_update": RecordUpdate,
-    "byte_delivery": ByteDelivery,
-    "deployment": Deployment,
-    "document_signing": DocumentSigning,
-    "reservation": Reservation,
-    "analysis_inclusion": AnalysisInclusion,
-    "download_delivery": DownloadDelivery,
-}
-"""The nine effect types and their parameter models, in the paper's order."""
-
-EFFECT_TYPES: tuple[str, ...] = tuple(PARAM_MODELS)
-
-
-def parse_params(effect: EffectDescriptor) -> EffectParams:
-    """Validate a public descriptor into its typed parameter model.
-
-    Raises :class:`DescriptorError` naming the effect type and the offending parameter.
-    """
-    if not isinstance(effect, EffectDescriptor):
-        raise TypeError(f"expected an EffectDescriptor, got {type(effect).__name__}")
-    model = PARAM_MODELS.get(effect.type)
-    if model is None:
-        raise DescriptorError(
-            effect.type, f"unknown effect type; expected one of {', '.join(EFFECT_TYPES)}"
-        )
-    try:
-        return model.model_validate(effect.params)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        message = first["msg"]
-        if first["type"] == "missing":
-            message = "is required"
-        elif first["type"] == "extra_forbidden":
-            message = "is not a parameter of this effect type"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, "):]
-        raise DescriptorError(effect.type, message, field) from None
-
-
-def validate_effect(effect: EffectDescriptor) -> None:
-    """Check a descriptor (for dataset loaders); raises :class:`DescriptorError` if malformed."""
-    parse_params(effect)

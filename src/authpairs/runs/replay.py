@@ -1,4 +1,8 @@
-"""Replay: answer from an earlier run's records by exact input hash (re-score without inference)."""
+"""Replay: answer from an earlier run's records by exact input hash (re-score without inference).
+
+A backend that reads run records, so it lives with the records (``runs``), registered as backend
+kind ``replay`` by name only (:mod:`authpairs.backends.config`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
-from authpairs.runs.config import SamplingConfig
+from authpairs.backends.config import ReplayBackendConfig, SamplingConfig
 from authpairs.runs.store import RecordStore
 
 
@@ -22,6 +26,11 @@ class ReplayBackend:
             if store.get_run(run_id) is None:
                 raise BackendError(f"{self.store_path}: no run '{run_id}' to replay")
             self._answers = store.formal_outputs_by_input(run_id)
+
+    @classmethod
+    def from_config(cls, config: ReplayBackendConfig) -> ReplayBackend:
+        """Build from a :class:`ReplayBackendConfig` (the registered factory of kind 'replay')."""
+        return cls(config.store, config.run_id)
 
     async def __aenter__(self) -> ReplayBackend:
         return self

