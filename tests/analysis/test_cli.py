@@ -43,9 +43,9 @@ def test_compare_prints_and_writes_files(app: typer.Typer, db: Path, tmp_path: P
     data = json.loads((out / "comparison.json").read_text())
     assert data["counts"]["lost"] == 2 and data["counts"]["gained"] == 13
     assert data["counts"]["newly_blocked"] == 1
-    rows = list(csv.DictReader((out / "requests.csv").open()))
+    rows = list(csv.DictReader((out / "requests.csv").read_text().splitlines()))
     assert len(rows) == 82 and {r["transition"] for r in rows} >= {"lost", "gained"}
-    summary = list(csv.DictReader((out / "summary.csv").open()))
+    summary = list(csv.DictReader((out / "summary.csv").read_text().splitlines()))
     assert float(summary[0]["mcnemar_p"]) == pytest.approx(0.007385, abs=5e-7)
 
 
@@ -90,12 +90,12 @@ def test_compose_writes_orders_and_grids(app: typer.Typer, tmp_path: Path) -> No
     res = CliRunner().invoke(app, ["compose", "A=a", "b", f"{path}::c", "--records", str(path),
                                    "--out", str(out)], terminal_width=200)
     assert res.exit_code == 0, res.output
-    rows = list(csv.DictReader((out / "compositions.csv").open()))
+    rows = list(csv.DictReader((out / "compositions.csv").read_text().splitlines()))
     assert len(rows) == 15
     triples = [r for r in rows if r["size"] == "3"]
     assert {(r["incorrect_approvals"], r["lawful_approvals"]) for r in triples} == {("0", "1")}
-    assert len(list(csv.DictReader((out / "grid.csv").open()))) == 720
-    assert len(list(csv.DictReader((out / "grid_prevalence.csv").open()))) == 2880
+    assert len(list(csv.DictReader((out / "grid.csv").read_text().splitlines()))) == 720
+    assert len(list(csv.DictReader((out / "grid_prevalence.csv").read_text().splitlines()))) == 2880
 
 
 def test_compose_with_grid_file_and_bad_run(app: typer.Typer, tmp_path: Path) -> None:
@@ -110,8 +110,8 @@ def test_compose_with_grid_file_and_bad_run(app: typer.Typer, tmp_path: Path) ->
                                    str(grid), "--out", str(out)], terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "not present in every run" in res.output and "c3" in res.output
-    assert len(list(csv.DictReader((out / "grid.csv").open()))) == 2 * 5 * 3 * 4 * 2
-    assert len(list(csv.DictReader((out / "grid_prevalence.csv").open()))) == 2 * 5 * 3 * 4 * 2
-    assert len(list(csv.DictReader((out / "compositions.csv").open()))) == 4
+    assert len(list(csv.DictReader((out / "grid.csv").read_text().splitlines()))) == 2 * 5 * 3 * 4 * 2
+    assert len(list(csv.DictReader((out / "grid_prevalence.csv").read_text().splitlines()))) == 2 * 5 * 3 * 4 * 2
+    assert len(list(csv.DictReader((out / "compositions.csv").read_text().splitlines()))) == 4
     res = CliRunner().invoke(app, ["compose", "a", "zzz", "--records", str(path)])
     assert res.exit_code == 2 and "no run 'zzz'" in res.output

@@ -50,7 +50,7 @@ def test_family_cli(family_file: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["contrasts", str(family_file), "--out", str(tmp_path / "o")],
                              terminal_width=220)
     assert res.exit_code == 0, res.output
-    rows = list(csv.DictReader((tmp_path / "o" / "contrasts.csv").open()))
+    rows = list(csv.DictReader((tmp_path / "o" / "contrasts.csv").read_text().splitlines()))
     assert rows[0]["contrast"] == "a-to-b" and len(rows) == 3
 
 

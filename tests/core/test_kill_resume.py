@@ -59,6 +59,8 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
     assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
     partial = _count(db)
     assert 10 <= partial < total
 

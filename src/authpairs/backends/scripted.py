@@ -23,7 +23,7 @@ def load_script(spec: str) -> Script:
     if not module_name or not attr:
         raise BackendError(f"scripted backend: expected 'module:function', got {spec!r}")
     try:
-        func = getattr(importlib.import_module(module_name), attr)
+        func: Script = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"scripted backend: cannot import {spec!r}: {exc}") from exc
     if not callable(func):

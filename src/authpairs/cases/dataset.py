@@ -93,6 +93,25 @@ class Dataset:
         suffix = "" if split in (None, "all") else f":{split}"
         return Dataset(name=f"{self.name}{suffix}", cases=chosen)
 
+    def splits(self) -> list[str]:
+        """The splits this dataset's cases belong to, sorted."""
+        return sorted({c.split for c in self.cases})
+
+    def select_for_run(self, split: str | None, limit: int | None = None) -> Dataset:
+        """The cases a run reviews. ``split=None`` means the dev split when the dataset has one,
+        otherwise every case (so an imported or hand-written dataset is never silently empty).
+        An explicit split the dataset lacks, or an empty selection, is a :class:`DatasetError`.
+        """
+        if split is None:
+            split = "dev" if "dev" in self.splits() else "all"
+        if split not in ("all", *self.splits()):
+            raise DatasetError(self.name, f"has no '{split}' split (splits: "
+                               f"{', '.join(self.splits()) or 'none'}; or use 'all')")
+        chosen = self.select(split, limit)
+        if not chosen.cases:
+            raise DatasetError(self.name, "the selection is empty: nothing to review")
+        return chosen
+
     def manifest(self) -> Manifest:
         """Compute this dataset's :class:`Manifest`."""
         pairs = sorted((c.case_id, c.public_sha256()) for c in self.cases)

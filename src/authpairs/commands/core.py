@@ -60,7 +60,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = None,
         dataset: Annotated[str | None, typer.Option(
             help="'language', 'native', 'examples' or a .jsonl path.")] = None,
-        split: Annotated[str | None, typer.Option(help="dev, test or all.")] = None,
+        split: Annotated[str | None, typer.Option(
+            help="dev, test or all (default: dev when the dataset has one, else all).")] = None,
         limit: Annotated[int | None, typer.Option(help="First N cases only.")] = None,
         interface: Annotated[str | None, typer.Option(help="direct, structured, schema.")]
         = None,

@@ -42,7 +42,7 @@ def package_versions() -> dict[str, str]:
 
 def load_run_dataset(config: RunConfig) -> Dataset:
     """The cases a configuration selects (dataset, split, limit)."""
-    return resolve_dataset(config.dataset).select(config.split, config.limit)
+    return resolve_dataset(config.dataset).select_for_run(config.split, config.limit)
 
 
 def make_enforcer_for(dataset: Dataset, config: RunConfig) -> Enforcer | None:

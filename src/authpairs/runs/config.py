@@ -55,7 +55,9 @@ class RunConfig(BaseModel):
 
     dataset: str = Field(default="language",
                          description="'language', 'examples', 'native', or a JSONL path.")
-    split: Literal["dev", "test", "all"] = "dev"
+    split: Literal["dev", "test", "all"] | None = Field(
+        default=None, description="Split to review; default: dev when the dataset has one, "
+                                  "otherwise all cases.")
     limit: int | None = Field(default=None, ge=1, description="First N cases only.")
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
     enforce: bool = Field(default=True, description="Execute ALLOWed effects in a sandbox.")

@@ -42,7 +42,7 @@ class ScenarioError(DataError):
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 
 
-class _NoTimestampLoader(_BaseLoader):
+class _NoTimestampLoader(_BaseLoader):  # type: ignore[misc]  # libyaml or pure loader
     """Safe YAML loader that keeps timestamps as the exact text the author wrote and rejects
     duplicate mapping keys (PyYAML would silently keep the last one)."""
 
