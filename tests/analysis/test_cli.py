@@ -110,8 +110,10 @@ def test_compose_with_grid_file_and_bad_run(app: typer.Typer, tmp_path: Path) ->
                                    str(grid), "--out", str(out)], terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "not present in every run" in res.output and "c3" in res.output
-    assert len(list(csv.DictReader((out / "grid.csv").read_text().splitlines()))) == 2 * 5 * 3 * 4 * 2
-    assert len(list(csv.DictReader((out / "grid_prevalence.csv").read_text().splitlines()))) == 2 * 5 * 3 * 4 * 2
+    cells = 2 * 5 * 3 * 4 * 2
+    assert len(list(csv.DictReader((out / "grid.csv").read_text().splitlines()))) == cells
+    prevalence = (out / "grid_prevalence.csv").read_text().splitlines()
+    assert len(list(csv.DictReader(prevalence))) == cells
     assert len(list(csv.DictReader((out / "compositions.csv").read_text().splitlines()))) == 4
     res = CliRunner().invoke(app, ["compose", "a", "zzz", "--records", str(path)])
     assert res.exit_code == 2 and "no run 'zzz'" in res.output
