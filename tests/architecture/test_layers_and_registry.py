@@ -132,3 +132,12 @@ def test_entry_point_plugins_are_found(tmp_path: Path, monkeypatch: pytest.Monke
     entry = next(e for e in registry.entries() if e.name == "toy")
     assert entry.origin == "plugin: toyplugin"
     assert registry.get("toy") is toy_plugin.ToyInterface
+
+
+def test_switching_backend_kind_drops_the_old_kinds_settings() -> None:
+    """`--backend openai` over a file written for the local server is not an error."""
+    config = config_from_dict(
+        {"reviewer": {"backend": {"kind": "local", "n_ctx": 4096}}},
+        {"reviewer.backend.kind": "openai", "reviewer.backend.model": "m",
+         "reviewer.backend.base_urls": ["http://127.0.0.1:9/v1"]})
+    assert config.reviewer.backend.kind == "openai"

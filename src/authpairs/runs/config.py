@@ -96,7 +96,15 @@ def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = Non
                      origin: str = "<config>") -> RunConfig:
     """Build a :class:`RunConfig` from plain data plus dotted-key overrides."""
     data = dict(raw)
-    for dotted, value in (overrides or {}).items():
+    overrides = dict(overrides or {})
+    new_kind = overrides.get("reviewer.backend.kind")
+    reviewer = data.get("reviewer")
+    if new_kind is not None and isinstance(reviewer, dict):
+        backend = reviewer.get("backend")
+        if isinstance(backend, dict) and backend.get("kind", "local") != new_kind:
+            # another backend kind: the file's settings of the old kind do not apply
+            data["reviewer"] = {**reviewer, "backend": {}}
+    for dotted, value in overrides.items():
         node = data
         *parents, leaf = dotted.split(".")
         for key in parents:
