@@ -21,7 +21,8 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
   false / true. ``count``/``sum``/``min``/``max`` are strict: a record whose ``where`` is an error
   (or not boolean) makes the result an error, one whose ``where`` is unresolved makes it
   unresolved, and for each passing record ``value`` must be determinate and of the right kind
-  (count: a scalar; sum: number; min/max: number or timestamp, all of one kind). ``count``
+  (count: a scalar; sum: number; min/max: number or timestamp -- a record field has
+  one declared type, so the values of one aggregate never mix kinds). ``count``
   without a value counts passing records, with one the distinct values; ``sum`` of none is 0,
   ``min``/``max`` of none is null.
 """
@@ -298,9 +299,6 @@ def _fold(func: str, has_value: bool, used: list[_Val]) -> _Result:
         return _Val("number", len({(v.kind, v.data) for v in used}) if has_value else len(used))
     if func == "sum":
         return _Val("number", sum(v.data for v in used))
-    kinds = {v.kind for v in used}
-    if len(kinds) > 1:
-        return _Err(f"{func}() mixes {' and '.join(sorted(kinds))} values")
     if not used:
         return _Val("null", None)
     pick = min if func == "min" else max

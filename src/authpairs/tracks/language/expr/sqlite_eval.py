@@ -318,11 +318,10 @@ class _Compiler:
             value = "g.val"
         return self._add(
             "SELECT o.k, CASE WHEN x.t IS NULL THEN NULL WHEN x.t <> 'records' THEN 'error' "
-            "WHEN g.bad THEN 'error' WHEN g.unres THEN NULL WHEN g.nk > 1 THEN 'error' "
+            "WHEN g.bad THEN 'error' WHEN g.unres THEN NULL "
             f"ELSE {out_type} END, CASE WHEN x.t = 'records' AND NOT COALESCE(g.bad, 0) AND "
-            f"NOT COALESCE(g.unres, 0) AND COALESCE(g.nk, 0) <= 1 THEN {value} END, "
-            f"COALESCE({source_problem}, CASE WHEN g.bad THEN g.msg WHEN g.nk > 1 "
-            f"THEN '{node.func} mixes value types' END) "
+            f"NOT COALESCE(g.unres, 0) THEN {value} END, "
+            f"COALESCE({source_problem}, CASE WHEN g.bad THEN g.msg END) "
             f"FROM {outer} o JOIN {src} x ON x.k = o.k LEFT JOIN ({group}) g ON g.k = o.k")
 
     def _quantifier_group(self, node: Aggregate, inner: str) -> str:
@@ -357,10 +356,8 @@ class _Compiler:
                     f"WHERE d.k = {items}.k AND d.st = 'use'))")
         else:
             fold = f"{node.func.upper()}(CASE WHEN st = 'use' THEN vv END)"
-        mixed = "COUNT(DISTINCT CASE WHEN st = 'use' THEN vt END)" \
-            if node.func in ("min", "max") else "0"
         return (f"SELECT k, MAX(st = 'x') AS bad, MAX(st = 'u') AS unres, "
-                f"MAX(CASE WHEN st = 'x' THEN msg END) AS msg, {fold} AS val, {mixed} AS nk, "
+                f"MAX(CASE WHEN st = 'x' THEN msg END) AS msg, {fold} AS val, "
                 f"MAX(CASE WHEN st = 'use' THEN vt END) AS vt FROM {items} GROUP BY k")
 
 
