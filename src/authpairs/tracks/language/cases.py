@@ -52,7 +52,7 @@ def _public(scenario: Scenario, context: ContextSpec, source_id: str) -> PublicC
 
 def _facts(scenario: Scenario, context: ContextSpec) -> dict[str, object]:
     merged = {**scenario.policy_facts, **context.facts}
-    return {key: fact.model_dump(mode="json") for key, fact in merged.items()}
+    return {key: fact.model_dump(mode="json", exclude_defaults=True) for key, fact in merged.items()}
 
 
 def build_case(loaded: LoadedScenario, context: ContextSpec,
