@@ -23,13 +23,15 @@ def _split(value: str) -> str:
 def check(
     root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
     = None,
-    distribution: Annotated[bool, typer.Option(help="Check the SPEC distribution counts.")]
-    = True,
+    distribution: Annotated[bool | None, typer.Option(
+        "--distribution/--no-distribution",
+        help="Check the packaged dataset's SPEC counts (default: only for the packaged "
+             "scenarios, not for a custom --root).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Validate the language scenarios: format, quotes, evaluators, SPEC counts, giveaways.
 
-    Exits 1 on any error; every error names the file and field."""
+    Exits 1 on any error; every error names the file, scenario, context and field."""
     from authpairs.tracks.language.checks import check_language
 
     console = Console()
@@ -74,12 +76,15 @@ def build_language(
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
     root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
     = None,
+    name: Annotated[str | None, typer.Option(
+        help="Dataset name for the manifest and case sources (default: 'language', or the "
+             "--root folder's name).")] = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
     from authpairs.tracks.language import ScenarioError, load_language_dataset
 
     try:
-        dataset = load_language_dataset(split, root=root)
+        dataset = load_language_dataset(split, root=root, name=name)
     except ScenarioError as exc:
         typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
         raise typer.Exit(1) from exc

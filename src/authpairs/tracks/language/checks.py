@@ -13,7 +13,7 @@ from pathlib import Path
 
 from authpairs.cases.models import Label
 from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
-from authpairs.tracks.language.loader import Issue, collect_scenarios
+from authpairs.tracks.language.loader import Issue, collect_scenarios, scenarios_root
 from authpairs.tracks.language.models import LoadedScenario, Scenario
 from authpairs.tracks.language.spec import (
     CONTEXTS_PER_SCENARIO,
@@ -197,8 +197,20 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                      "SPEC requires exactly 1")
 
 
-def check_language(root: str | Path | None = None, distribution: bool = True) -> CheckReport:
-    """Run every check over the scenario files under ``root`` (default: packaged scenarios)."""
+def is_packaged(root: str | Path | None) -> bool:
+    """True when ``root`` is the packaged scenario folder (or not given)."""
+    return root is None or Path(root).resolve() == scenarios_root().resolve()
+
+
+def check_language(root: str | Path | None = None, distribution: bool | None = None
+                   ) -> CheckReport:
+    """Run every check over the scenario files under ``root`` (default: packaged scenarios).
+
+    ``distribution`` (the SPEC counts of the packaged dataset) defaults to on for the packaged
+    scenarios and off for a custom folder.
+    """
+    if distribution is None:
+        distribution = is_packaged(root)
     items, issues = collect_scenarios(root)
     report = CheckReport(errors=list(issues), n_valid=len(items))
     report.n_files = len({i.file for i in issues} | {i.path for i in items})

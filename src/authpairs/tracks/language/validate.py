@@ -302,7 +302,8 @@ def _check_expression(scenario: Scenario, problems: Problems) -> None:
 def _placeholders(value: Any, where: str) -> Problems:
     """Every string still holding the skeleton's placeholder marker."""
     if isinstance(value, str):
-        return [(where, f"unfilled placeholder: {value.strip()!r}")] \
+        first = value.strip().splitlines()[0] if value.strip() else ""
+        return [(where, f"unfilled placeholder: {first[:70]!r}")] \
             if PLACEHOLDER in value else []
     if isinstance(value, dict):
         return [p for key, sub in value.items()
