@@ -7,11 +7,10 @@ e.g. ``payments/x.yaml: contexts[2].facts.grant.limit.quote: quote not found in 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import re
 
 import yaml
 from pydantic import ValidationError

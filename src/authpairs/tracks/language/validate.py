@@ -309,7 +309,8 @@ def _placeholders(value: Any, where: str) -> Problems:
         return [p for key, sub in value.items()
                 for p in _placeholders(sub, f"{where}.{key}" if where else str(key))]
     if isinstance(value, list):
-        return [p for index, sub in enumerate(value) for p in _placeholders(sub, f"{where}[{index}]")]
+        return [p for index, sub in enumerate(value)
+                for p in _placeholders(sub, f"{where}[{index}]")]
     return []
 
 

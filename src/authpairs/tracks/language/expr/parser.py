@@ -97,6 +97,7 @@ _TERMINAL_WORDS = {
     "TIMESTAMP": "a timestamp @YYYY-MM-DDTHH:MM:SSZ", "CMP": "a comparison (== != < <= > >=)",
     "ADDOP": "'+' or '-'", "$END": "the end of the expression",
 }
+KEYWORDS_UPPER = {word.upper() for word in KEYWORDS}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|[=&|!<>]+|\S")
 
 
@@ -123,14 +124,30 @@ def caret_excerpt(text: str, line: int, column: int, width: int = 60) -> str:
     return f"  {snippet}\n  {' ' * (len(prefix) + column - 1 - start)}^"
 
 
-def suggest(word: str, known: Iterable[str] = ()) -> str | None:
-    """The nearest operator, function or known name to ``word`` (None when nothing is close)."""
+def suggest(word: str, known: Iterable[str] = (), prefer: Iterable[str] = ()) -> str | None:
+    """The nearest operator, function or known name to ``word`` (None when nothing is close);
+    words in ``prefer`` (what the parser expected there) are tried first."""
     if word in _ALIASES:
         return _ALIASES[word]
-    vocabulary = [*_OPERATORS, *known]
-    match = difflib.get_close_matches(word.lower() if word.isupper() else word, vocabulary,
-                                      n=1, cutoff=0.7)
-    return match[0] if match and match[0] != word else None
+    key = word.lower() if word.isupper() else word
+    for vocabulary in (list(prefer), [*_OPERATORS, *known]):
+        match = difflib.get_close_matches(key, vocabulary, n=1, cutoff=0.6)
+        if match and match[0] != word:
+            return match[0]
+    return None
+
+
+def _expected_words(terminals: Iterable[str], known: Iterable[str]) -> list[str]:
+    """The operator words (and, for a name, functions and known names) the parser accepts."""
+    words: list[str] = []
+    for name in terminals:
+        if name == "CMP":
+            words.extend(("==", "!=", "<", "<=", ">", ">="))
+        elif name == "NAME":
+            words.extend((*FUNCTIONS, *known))
+        elif name in KEYWORDS_UPPER:
+            words.append(name.lower())
+    return words
 
 
 def _describe(terminals: Iterable[str]) -> str:
@@ -158,15 +175,16 @@ def _located(text: str, exc: UnexpectedInput, known: Iterable[str]) -> Expressio
             lines = text.splitlines() or [""]
             line, column, found = len(lines), len(lines[-1]) + 1, ""
     elif isinstance(exc, UnexpectedCharacters):
-        match = _WORD.match(text, exc.pos_in_stream)
-        found = match.group(0) if match else text[exc.pos_in_stream]
+        match = _WORD.match(text, exc.pos_in_stream or 0)
+        found = match.group(0) if match else ""
         expected = exc.allowed
     else:
         found, expected = "", getattr(exc, "expected", ())
     what = f"unexpected {found!r}" if found else "unexpected end of expression"
     message = f"syntax error at line {line}, column {column}: {what}\n" \
               f"{caret_excerpt(text, line, column)}\nexpected one of: {_describe(expected)}"
-    hint = suggest(found, known) if found else None
+    expected = list(expected)
+    hint = suggest(found, known, _expected_words(expected, known)) if found else None
     if hint:
         message += f"\ndid you mean {hint!r}?"
     return ExpressionSyntaxError(message, line, column)
