@@ -165,7 +165,7 @@ def test_cli_build_language(tmp_path: Path) -> None:
                                  "--root", str(GOOD)])
     assert result.exit_code == 0, result.output
     manifest = json.loads(result.output)
-    assert manifest["n_cases"] == 4 and manifest["name"] == "language:test"
+    assert manifest["n_cases"] == 4 and manifest["name"] == "good:test"
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4
     assert json.loads(lines[0])["public"]["source_id"].startswith("AC-")
