@@ -94,3 +94,16 @@ def test_cli_new_scenario(tmp_path: Path) -> None:
     again = runner.invoke(app, args)
     assert again.exit_code == 1
     assert "exists" in again.output
+
+
+@pytest.mark.parametrize("domain", ["payments", "clinical", "software", "education",
+                                    "documents"])
+def test_skeleton_effect_params_are_the_effect_types_params(tmp_path: Path,
+                                                             domain: str) -> None:
+    write_skeleton(tmp_path, domain, "relationship", "probe")
+    errors = check_language(tmp_path).errors
+    effect_errors = [e for e in errors if e.field.startswith("effect.")
+                     and "unfilled placeholder" not in e.message]
+    # only placeholder-typed values may be wrong (e.g. the decimal), never a missing/extra param
+    assert not [e for e in effect_errors if "required" in e.message
+                or "not a parameter" in e.message], effect_errors

@@ -38,7 +38,8 @@ def new_scenario(
 
 
 def _dataset(root: Path | None) -> Dataset:
-    from authpairs.tracks.language import ScenarioError, load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.loader import ScenarioError
 
     try:
         return load_language_dataset(root=root)

@@ -27,7 +27,8 @@ def effects_check(
     if generated:
         pairs = generated_descriptors()
     else:
-        from authpairs.tracks.language import ScenarioError, load_language_dataset
+        from authpairs.tracks.language.cases import load_language_dataset
+        from authpairs.tracks.language.loader import ScenarioError
 
         try:
             dataset = load_language_dataset(root=root)

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from authpairs.tracks.language.spec import DOMAINS, EFFECT_PARAMS, FAMILIES
+from authpairs.tracks.language.spec import DOMAINS, FAMILIES
 from authpairs.tracks.language.validate import SLUG_RE
 
-#: The effect type a new scenario of each domain starts from (any of the nine may be used).
-DOMAIN_EFFECTS: dict[str, str] = {
-    "payments": "ledger_transfer", "clinical": "record_update", "software": "deployment",
-    "education": "reservation", "documents": "download_delivery",
-}
-_PARAM_PLACEHOLDERS = {
-    "id": '"TODO-id"', "file": '"TODO-file.txt"', "text": '"TODO"', "decimal": '"TODO 75.00"',
-    "int": "1  # TODO: a positive integer", "percent": "10  # TODO: 1..100",
-    "timestamp": '"2026-01-01T00:00:00Z"  # TODO: canonical UTC',
+_ID, _TEXT, _FILE = '"TODO-id"', '"TODO"', '"TODO-file.txt"'
+#: The effect a new scenario of each domain starts from (any of the nine types may be used;
+#: see the effect table in docs/datasets/language-format.md), with placeholder parameters.
+DOMAIN_EFFECTS: dict[str, tuple[str, dict[str, str]]] = {
+    "payments": ("ledger_transfer", {"from_account": _ID, "to_account": _ID,
+                                     "amount": '"TODO 75.00"  # a decimal string',
+                                     "currency": _TEXT}),
+    "clinical": ("record_update", {"record_id": _ID, "field": _TEXT, "value": _TEXT}),
+    "software": ("deployment", {"service": _ID, "version": _TEXT, "content": _TEXT,
+                                "percentage": "10  # TODO: 1..100"}),
+    "education": ("reservation", {"resource_id": _ID, "holder": _TEXT,
+                                  "start": '"2026-01-01T09:00:00Z"  # TODO: canonical UTC',
+                                  "end": '"2026-01-01T10:00:00Z"  # TODO: after start'}),
+    "documents": ("download_delivery", {"recipient": _ID, "file_name": _FILE,
+                                        "content": _TEXT}),
 }
 _CONTEXTS = (
     ("c1", "lawful", "baseline", "the main authorization path"),
@@ -96,9 +102,8 @@ def skeleton_yaml(domain: str, family: str, slug: str) -> str:
         raise ValueError(f"unknown family {family!r} (one of: {', '.join(FAMILIES)})")
     if not SLUG_RE.match(slug):
         raise ValueError(f"slug must be kebab-case, got {slug!r}")
-    effect = DOMAIN_EFFECTS[domain]
-    params = "\n".join(f"    {name}: {_PARAM_PLACEHOLDERS[kind]}"
-                       for name, kind in EFFECT_PARAMS[effect].items())
+    effect, placeholders = DOMAIN_EFFECTS[domain]
+    params = "\n".join(f"    {name}: {value}" for name, value in placeholders.items())
     text = _HEAD.format(domain=domain, family=family, slug=slug, effect=effect, params=params)
     for cid, label, variant, hint in _CONTEXTS:
         text += _CONTEXT.format(cid=cid, label=label, variant=variant, hint=hint)
