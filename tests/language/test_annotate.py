@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from authpairs.cli import app
+from authpairs.commands.authoring import render_public
 from authpairs.tracks.language.annotate import (
     AnnotationError,
     export_sheets,
@@ -42,7 +43,7 @@ def test_fleiss_kappa_known_values() -> None:
 def test_export_is_blind_and_shuffled(tmp_path: Path) -> None:
     dataset = load_language_dataset(root=KIT)
     key_path = tmp_path / "key.json"
-    assert export_sheets(dataset, tmp_path / "sheets", key_path, seed=3) == 12
+    assert export_sheets(dataset, tmp_path / "sheets", key_path, render_public, seed=3) == 12
     sheet = (tmp_path / "sheets" / "items.md").read_text(encoding="utf-8")
     handed_out = sheet + (tmp_path / "sheets" / "answers.csv").read_text(encoding="utf-8")
     for case in dataset.cases:
@@ -58,13 +59,14 @@ def test_export_is_blind_and_shuffled(tmp_path: Path) -> None:
     order = list(key.values())
     assert sorted(order) == sorted(c.case_id for c in dataset.cases)
     assert order != [c.case_id for c in dataset.cases]  # shuffled
-    export_sheets(dataset, tmp_path / "again", tmp_path / "key2.json", seed=3)
+    export_sheets(dataset, tmp_path / "again", tmp_path / "key2.json", render_public, seed=3)
     assert read_key(tmp_path / "key2.json") == key  # reproducible from the seed
 
 
 def test_key_may_not_sit_in_the_sheets(tmp_path: Path) -> None:
     with pytest.raises(AnnotationError, match="must not be inside"):
-        export_sheets(load_language_dataset(root=KIT), tmp_path, tmp_path / "key.json")
+        export_sheets(load_language_dataset(root=KIT), tmp_path, tmp_path / "key.json",
+                      render_public)
 
 
 def _write(path: Path, decisions: dict[str, str]) -> Path:
@@ -82,7 +84,7 @@ def _flip(label: str) -> str:
 
 def test_score(tmp_path: Path) -> None:
     dataset = load_language_dataset(root=KIT)
-    export_sheets(dataset, tmp_path / "sheets", tmp_path / "key.json")
+    export_sheets(dataset, tmp_path / "sheets", tmp_path / "key.json", render_public)
     key = read_key(tmp_path / "key.json")
     labels = {c.case_id: str(c.reference.label) for c in dataset.cases}
     reference = {item: labels[case_id] for item, case_id in key.items()}

@@ -12,6 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from authpairs.cases.dataset import Dataset
+    from authpairs.cases.models import PublicCase
 
 annotate_app = typer.Typer(help="Blind annotation sheets and their scoring (paper §3.2).",
                            no_args_is_help=True)
@@ -48,6 +49,13 @@ def _dataset(root: Path | None) -> Dataset:
         raise typer.Exit(1) from exc
 
 
+def render_public(case: PublicCase) -> str:
+    """A public case as the reviewer models see it (the packaged case template)."""
+    from authpairs.review.templates import render
+
+    return render("case.j2", **case.model_dump(mode="python"))
+
+
 @annotate_app.command("export")
 def annotate_export(
     out: Annotated[Path, typer.Option(help="Folder for the sheets handed to annotators.")],
@@ -64,7 +72,7 @@ def annotate_export(
 
     key_path = key or out.with_name(out.name + ".key.json")
     try:
-        n_items = export_sheets(_dataset(root), out, key_path, seed)
+        n_items = export_sheets(_dataset(root), out, key_path, render_public, seed)
     except AnnotationError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc

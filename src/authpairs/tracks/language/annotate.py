@@ -1,8 +1,8 @@
 """Label validation kit (paper §3.2): blind annotation sheets and their scoring.
 
 * :func:`export_sheets` writes what annotators see -- the public view of every context, rendered
-  exactly as a reviewer model sees it, shuffled, numbered ``item-1`` ... -- plus a blank answer
-  file. The key that maps items back to case ids is written elsewhere (never in the sheets).
+  by the caller (the CLI uses the reviewer models' case template, so annotators see what models
+  see), shuffled, numbered ``item-1`` ... -- plus a blank answer file. The key that maps items back to case ids is written elsewhere (never in the sheets).
 * :func:`score_answers` reads filled answer files (one per annotator) with that key and reports
   agreement with the reference labels, Fleiss' kappa across annotators, unanimity counts and the
   list of contexts to adjudicate.
@@ -14,13 +14,13 @@ import csv
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.models import Case
-from authpairs.review.templates import render
+from authpairs.cases.models import Case, PublicCase
 
 CATEGORIES = ("lawful", "forbidden")
 ANSWERS = "answers.csv"
@@ -43,9 +43,11 @@ def item_name(number: int) -> str:
     return f"item-{number}"
 
 
-def export_sheets(dataset: Dataset, out: str | Path, key: str | Path, seed: int = 0) -> int:
+def export_sheets(dataset: Dataset, out: str | Path, key: str | Path,
+                  render_case: Callable[[PublicCase], str], seed: int = 0) -> int:
     """Write ``items.md`` and a blank ``answers.csv`` under ``out`` and the item key to ``key``.
 
+    ``render_case`` turns a public case (whose id is already the blind item name) into text.
     Returns the number of items. ``key`` must lie outside ``out`` (annotators get ``out``).
     """
     out_dir, key_path = Path(out), Path(key)
@@ -58,8 +60,7 @@ def export_sheets(dataset: Dataset, out: str | Path, key: str | Path, seed: int 
     parts = [GUIDE]
     for number, case in enumerate(cases, start=1):
         blind = case.public.model_copy(update={"source_id": item_name(number)})
-        parts.append(f"---\n\n# {item_name(number)}\n\n"
-                     + render("case.j2", **blind.model_dump(mode="python")) + "\n")
+        parts.append(f"---\n\n# {item_name(number)}\n\n" + render_case(blind) + "\n")
     (out_dir / SHEET).write_text("".join(parts), encoding="utf-8")
     with (out_dir / ANSWERS).open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
