@@ -2,7 +2,8 @@
 
 * :func:`export_sheets` writes what annotators see -- the public view of every context, rendered
   by the caller (the CLI uses the reviewer models' case template, so annotators see what models
-  see), shuffled, numbered ``item-1`` ... -- plus a blank answer file. The key that maps items back to case ids is written elsewhere (never in the sheets).
+  see), shuffled, numbered ``item-1`` ... -- plus a blank answer file. The key that maps items
+  back to case ids is written elsewhere (never in the sheets).
 * :func:`score_answers` reads filled answer files (one per annotator) with that key and reports
   agreement with the reference labels, Fleiss' kappa across annotators, unanimity counts and the
   list of contexts to adjudicate.
