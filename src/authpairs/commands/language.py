@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 _SPLITS = ("dev", "test", "all")
@@ -60,10 +61,13 @@ def check(
             table.add_row(*(str(row[c]) for c in ("family", "dev", "test", "want")))
         console.print(table)
     for item in report.unresolved:
-        console.print(f"[yellow]unresolved[/yellow] {item.path} {item.context_id} "
-                      f"({item.label}): {item.reason} [{item.detail}]", markup=True)
+        console.print("[yellow]unresolved[/yellow] " + escape(
+            f"{item.path} {item.context_id} ({item.label}): {item.reason} [{item.detail}]"),
+            markup=True)
     for issue in report.errors:
-        console.print(f"[red]error[/red] {issue}", markup=True, highlight=False)
+        # escaped (expressions contain [lists]) and not wrapped (keeps the caret under its column)
+        console.print(f"[red]error[/red] {escape(str(issue))}", markup=True, highlight=False,
+                      soft_wrap=True)
     if report.ok:
         console.print("[green]OK[/green]: no errors.")
     else:
