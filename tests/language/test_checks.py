@@ -130,10 +130,12 @@ runner = CliRunner()
 
 
 def test_cli_check_ok() -> None:
-    result = runner.invoke(app, ["data", "check", "--root", str(GOOD), "--no-distribution"])
+    result = runner.invoke(app, ["data", "check", "--root", str(GOOD), "--no-distribution"],
+                           terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "OK" in result.output
     assert "unresolved" in result.output
+    assert "[missing: handoff.effective]" in result.output  # printed, not taken as markup
 
 
 def test_cli_check_json(mutate: Callable[[Mutator], Path], good_root: Path) -> None:
