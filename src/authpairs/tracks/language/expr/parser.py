@@ -45,6 +45,9 @@ from authpairs.tracks.language.expr.ast import (
     Not,
 )
 
+KEYWORDS: tuple[str, ...] = ("and", "or", "not", "in", "subset", "true", "false", "null",
+                             "for", "where")
+
 GRAMMAR = r"""
 ?start: or_expr
 
@@ -81,13 +84,11 @@ NAME: /(?!KEYWORD(?![A-Za-z0-9_.]))[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 
 %import common.WS
 %ignore WS
-""".replace("KEYWORD", "(?:and|or|not|in|subset|true|false|null|for|where)")
+""".replace("KEYWORD", "(?:" + "|".join(KEYWORDS) + ")")
 
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t"}
 
 
-KEYWORDS: tuple[str, ...] = ("and", "or", "not", "in", "subset", "true", "false", "null",
-                             "for", "where")
 FUNCTIONS: tuple[str, ...] = ("length", *AGGREGATES)
 _OPERATORS = (*KEYWORDS, *FUNCTIONS, "==", "!=", "<", "<=", ">", ">=", "+", "-")
 _ALIASES = {"=": "==", "&&": "and", "&": "and", "||": "or", "|": "or", "!": "not",
@@ -97,7 +98,7 @@ _TERMINAL_WORDS = {
     "TIMESTAMP": "a timestamp @YYYY-MM-DDTHH:MM:SSZ", "CMP": "a comparison (== != < <= > >=)",
     "ADDOP": "'+' or '-'", "$END": "the end of the expression",
 }
-KEYWORDS_UPPER = {word.upper() for word in KEYWORDS}
+_KEYWORD_TERMINALS = {word.upper() for word in KEYWORDS}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|[=&|!<>]+|\S")
 
 
@@ -145,7 +146,7 @@ def _expected_words(terminals: Iterable[str], known: Iterable[str]) -> list[str]
             words.extend(("==", "!=", "<", "<=", ">", ">="))
         elif name == "NAME":
             words.extend((*FUNCTIONS, *known))
-        elif name in KEYWORDS_UPPER:
+        elif name in _KEYWORD_TERMINALS:
             words.append(name.lower())
     return words
 
