@@ -16,7 +16,8 @@ from tests.language.leaks import public_leaks
 
 def test_fixture_dataset_shape_and_order() -> None:
     dataset = load_language_dataset(root=GOOD)
-    assert dataset.name == "language"
+    assert dataset.name == "good"  # a custom folder is named after itself (or --name)
+    assert load_language_dataset(root=GOOD, name="mine").name == "mine"
     assert len(dataset) == 8
     # dev before test, then domain, slug, case id (not context id: that mirrors the labels)
     assert [(c.split, c.attributes["scenario"]) for c in dataset] == \
@@ -49,11 +50,12 @@ def test_case_fields() -> None:
     assert case.reference.facts["grant.ceiling"] == {
         "value": 100, "type": "number", "source": "d1", "quote": "USD 100"}
     assert "refund.manager_threshold" in case.reference.facts  # policy facts included
-    assert case.source.track == "language" and case.source.dataset == "language"
-    assert case.source.path == \
-        "tracks/language/scenarios/payments/fixture-refund-ceiling.yaml"
+    assert case.source.track == "language" and case.source.dataset == "good"
+    assert case.source.path == "payments/fixture-refund-ceiling.yaml"  # relative to the root
     assert case.source.locator == "c1"
-    assert case.source.revision
+    packaged = load_language_dataset("dev").cases[0].source
+    assert packaged.dataset == "language" and packaged.revision
+    assert packaged.path.startswith("tracks/language/scenarios/")
     assert case.attributes == {
         "domain": "payments", "family": "amount_interval", "scenario": "fixture-refund-ceiling",
         "title": "Fixture refund ceiling", "context": "c1", "variant": "baseline",
@@ -127,7 +129,7 @@ def test_manifest_and_jsonl_round_trip(tmp_path: Path) -> None:
     dataset = load_language_dataset(root=GOOD)
     out = tmp_path / "language.jsonl"
     dataset.write_jsonl(out)
-    again = load_dataset(out, name="language")
+    again = load_dataset(out, name="good")
     assert again.manifest() == dataset.manifest()
     assert dataset.manifest().n_cases == 8
 

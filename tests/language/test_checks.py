@@ -19,6 +19,7 @@ from authpairs.tracks.language.loader import load_scenario_file
 from tests.language.conftest import GOOD, REFUND, Mutator
 
 FILE = "payments/fixture-refund-ceiling.yaml"
+SCENARIO = "(scenario fixture-refund-ceiling"
 
 
 def _messages(root: Path, distribution: bool = False) -> list[str]:
@@ -43,10 +44,10 @@ def test_wrong_label_is_reported(mutate: Callable[[Mutator], Path], good_root: P
         data["contexts"][2]["label"] = "lawful"
     mutate(swap)
     messages = _messages(good_root)
-    assert f"{FILE}: contexts[0] (c1): label forbidden but the expression evaluates to true" \
-        in messages
-    assert f"{FILE}: contexts[2] (c3): label lawful but the expression evaluates to false" \
-        in messages
+    assert (f"{FILE}: contexts[0] (c1): label forbidden but the expression evaluates to true "
+            f"{SCENARIO}, context c1)") in messages
+    assert (f"{FILE}: contexts[2] (c3): label lawful but the expression evaluates to false "
+            f"{SCENARIO}, context c3)") in messages
 
 
 def test_unresolved_without_reason(mutate: Callable[[Mutator], Path], good_root: Path) -> None:
@@ -60,8 +61,8 @@ def test_unresolved_without_reason(mutate: Callable[[Mutator], Path], good_root:
 def test_reason_on_a_determinate_context(mutate: Callable[[Mutator], Path],
                                          good_root: Path) -> None:
     mutate(lambda d: d["contexts"][3].update(unresolved_reason="unclear"))
-    assert f"{FILE}: contexts[3] (c4): has unresolved_reason but evaluates to false" in \
-        _messages(good_root)
+    assert (f"{FILE}: contexts[3] (c4): has unresolved_reason but evaluates to false "
+            f"{SCENARIO}, context c4)") in _messages(good_root)
 
 
 def test_expression_error_is_reported(mutate: Callable[[Mutator], Path],
@@ -87,7 +88,8 @@ def test_giveaway_word_only_in_forbidden(mutate: Callable[[Mutator], Path],
         doc["text"] += "The desk was suspended for an audit.\n"
     mutate(add_word)
     assert (f"{FILE}: contexts: lexical giveaway: 'suspended' appears only in forbidden "
-            "contexts (c4); use it in a lawful context too or rephrase") in _messages(good_root)
+            f"contexts (c4); use it in a lawful context too or rephrase {SCENARIO})") \
+        in _messages(good_root)
 
 
 def test_giveaway_word_also_in_lawful_is_fine() -> None:
@@ -100,7 +102,7 @@ def test_scoring_name_in_public_request(mutate: Callable[[Mutator], Path],
                                         good_root: Path) -> None:
     mutate(lambda d: d["request"]["arguments"].update(amount_interval="within"))
     assert (f"{FILE}: request: public request uses the family name 'amount_interval'; rename "
-            "it (reviewers must not see scoring names)") in _messages(good_root)
+            f"it (reviewers must not see scoring names) {SCENARIO})") in _messages(good_root)
 
 
 def test_distribution_counts_on_fixtures() -> None:
@@ -112,7 +114,7 @@ def test_distribution_counts_on_fixtures() -> None:
     assert "(dataset): family amount_interval: 4 test inputs, SPEC requires 16" in messages
     assert "(dataset): family ownership: development-only family has no dev scenario" in messages
     assert (f"{FILE}: title: 'Fixture refund ceiling' is not one of the SPEC test titles of "
-            "domain payments") in messages
+            f"domain payments {SCENARIO})") in messages
     assert ("(dataset): title 'Delegated refund ceiling': 0 test scenarios in payments carry "
             "this title, SPEC requires exactly 1") in messages
 
@@ -120,7 +122,7 @@ def test_distribution_counts_on_fixtures() -> None:
 def test_dev_only_family_in_test_split(mutate: Callable[[Mutator], Path],
                                        good_root: Path) -> None:
     mutate(lambda d: d.update(family="break_glass"))
-    assert f"{FILE}: family: break_glass is a development-only family" in \
+    assert f"{FILE}: family: break_glass is a development-only family {SCENARIO})" in \
         _messages(good_root, distribution=True)
 
 
@@ -128,10 +130,12 @@ runner = CliRunner()
 
 
 def test_cli_check_ok() -> None:
-    result = runner.invoke(app, ["data", "check", "--root", str(GOOD), "--no-distribution"])
+    result = runner.invoke(app, ["data", "check", "--root", str(GOOD), "--no-distribution"],
+                           terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "OK" in result.output
     assert "unresolved" in result.output
+    assert "[missing: handoff.effective]" in " ".join(result.output.split())  # not markup
 
 
 def test_cli_check_json(mutate: Callable[[Mutator], Path], good_root: Path) -> None:
@@ -141,7 +145,8 @@ def test_cli_check_json(mutate: Callable[[Mutator], Path], good_root: Path) -> N
     assert result.exit_code == 1
     report = json.loads(result.output)
     assert report["ok"] is False
-    assert report["errors"] == [{"file": FILE, "field": "contexts[1].facts.role.name.quote",
+    assert report["errors"] == [{"file": FILE, "scenario": "fixture-refund-ceiling",
+                                 "context": "c2", "field": "contexts[1].facts.role.name.quote",
                                  "message": "quote not found in document d1: 'Refund Boss'"}]
     assert report["unresolved"][0]["context_id"] == "c2"
 
@@ -162,7 +167,7 @@ def test_cli_build_language(tmp_path: Path) -> None:
                                  "--root", str(GOOD)])
     assert result.exit_code == 0, result.output
     manifest = json.loads(result.output)
-    assert manifest["n_cases"] == 4 and manifest["name"] == "language:test"
+    assert manifest["n_cases"] == 4 and manifest["name"] == "good:test"
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4
     assert json.loads(lines[0])["public"]["source_id"].startswith("AC-")

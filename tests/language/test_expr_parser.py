@@ -82,3 +82,78 @@ def test_syntax_errors(text: str) -> None:
 def test_syntax_error_reports_position() -> None:
     with pytest.raises(ExpressionSyntaxError, match="line 1, column 7"):
         parse_expression("a < b < c")
+
+
+def _error(text: str, known: tuple[str, ...] = ()) -> ExpressionSyntaxError:
+    with pytest.raises(ExpressionSyntaxError) as info:
+        parse_expression(text, known)
+    return info.value
+
+
+def test_error_names_expected_tokens_and_puts_the_caret_under_the_column() -> None:
+    error = _error('grant.holder = "x"')
+    assert (error.line, error.column) == (1, 14)
+    lines = str(error).splitlines()
+    assert lines[0] == "syntax error at line 1, column 14: unexpected '='"
+    assert lines[1] == '  grant.holder = "x"'
+    assert lines[2] == "  " + " " * 13 + "^"
+    assert lines[3].startswith("expected one of: ") and "'and'" in lines[3] \
+        and "a comparison (== != < <= > >=)" in lines[3]
+    assert lines[4] == "did you mean '=='?"
+
+
+def test_error_on_a_later_line_and_at_the_end() -> None:
+    error = _error("a == 1\n  and b adn c")
+    assert (error.line, error.column) == (2, 9)
+    assert "  and b adn c\n          ^" in str(error)
+    assert "did you mean 'and'?" in str(error)
+    end = _error("a and")
+    assert (end.line, end.column) == (1, 6)
+    assert "unexpected end of expression" in str(end)
+    assert "a name" in str(end) and "'not'" in str(end)
+
+
+def test_long_lines_are_windowed_around_the_column() -> None:
+    text = " and ".join(f"f{i} == {i}" for i in range(60)) + " && x"
+    error = _error(text)
+    snippet, caret = str(error).splitlines()[1:3]
+    assert len(snippet) < 140
+    assert snippet[caret.index("^"):].startswith("&& x")
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("a && b", "'and'"), ("a || b", "'or'"), ("lenght(x) == 1", "'length'"),
+    ("cuont(a in xs) == 1", "'count'"),
+])
+def test_suggestions(text: str, hint: str) -> None:
+    assert f"did you mean {hint}?" in str(_error(text))
+
+
+def test_suggests_a_known_fact_name() -> None:
+    assert "did you mean 'grant.limit'?" in str(
+        _error("grant.holder == 1 grnat.limit", ("grant.holder", "grant.limit")))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("sum(a in xs) > 1", "sum needs a value"),
+    ("any(x)", "expected 'item in records'"),
+    ("any(a.b in xs)", "expected 'item in records'"),
+    ("count(a.x.y for a in xs) == 1", "records have flat fields"),
+    ("any(a for a in xs)", "stands for one record"),
+    ("length(x for a in xs) == 1", "length takes one list"),
+    ("any(request in xs)", "expected 'item in records'"),
+])
+def test_aggregate_shape_errors(text: str, message: str) -> None:
+    assert message in str(_error(text))
+
+
+def test_aggregate_variables_shadow_and_nest() -> None:
+    from authpairs.tracks.language.expr.ast import Aggregate, Field
+
+    tree = parse_expression("any(a in xs where count(a in ys where a.k == 1) == a.n)")
+    assert isinstance(tree, Aggregate) and isinstance(tree.where, Compare)
+    inner = tree.where.left
+    assert isinstance(inner, Aggregate)
+    assert inner.where == Compare("==", Field("a", "k"), Lit("number", 1))
+    assert tree.where.right == Field("a", "n")
+    assert names(tree) == ["xs", "ys"]

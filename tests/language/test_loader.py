@@ -219,7 +219,7 @@ def test_collect_reports_all_files_and_keeps_valid_ones(
     assert [item.path for item in loaded] == ["clinical/fixture-unresolved-handoff.yaml"]
     assert [str(i) for i in issues] == [
         f"{FILE}: contexts[2].facts.grant.ceiling.quote: quote not found in document d1: "
-        "'nowhere'"]
+        "'nowhere' (scenario fixture-refund-ceiling, context c3)"]
     with pytest.raises(ScenarioError):
         load_scenarios(good_root)
 

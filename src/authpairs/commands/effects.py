@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -18,6 +19,8 @@ def effects_check(
     generated: Annotated[bool, typer.Option(
         "--generated", help="Use 200 generated descriptors instead of the language dataset.")
     ] = False,
+    root: Annotated[Path | None, typer.Option(
+        help="Language scenario directory (default: packaged).")] = None,
 ) -> None:
     """Execute every language-track effect as ALLOW and as BLOCK in a throwaway sandbox and
     check that ALLOW is executed and verified, BLOCK changes nothing, and every audit passes."""
@@ -25,8 +28,15 @@ def effects_check(
         pairs = generated_descriptors()
     else:
         from authpairs.tracks.language.cases import load_language_dataset
+        from authpairs.tracks.language.loader import ScenarioError
 
-        pairs = [(c.case_id, c.public.effect) for c in load_language_dataset().cases
+        try:
+            dataset = load_language_dataset(root=root)
+        except ScenarioError as exc:
+            typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)",
+                       err=True)
+            raise typer.Exit(1) from exc
+        pairs = [(c.case_id, c.public.effect) for c in dataset.cases
                  if c.public.effect is not None]
     result = audit_effects(pairs)
     table = Table("effect type", "records")

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 _SPLITS = ("dev", "test", "all")
@@ -23,13 +24,15 @@ def _split(value: str) -> str:
 def check(
     root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
     = None,
-    distribution: Annotated[bool, typer.Option(help="Check the SPEC distribution counts.")]
-    = True,
+    distribution: Annotated[bool | None, typer.Option(
+        "--distribution/--no-distribution",
+        help="Check the packaged dataset's SPEC counts (default: only for the packaged "
+             "scenarios, not for a custom --root).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Validate the language scenarios: format, quotes, evaluators, SPEC counts, giveaways.
 
-    Exits 1 on any error; every error names the file and field."""
+    Exits 1 on any error; every error names the file, scenario, context and field."""
     from authpairs.tracks.language.checks import check_language
 
     console = Console()
@@ -58,10 +61,13 @@ def check(
             table.add_row(*(str(row[c]) for c in ("family", "dev", "test", "want")))
         console.print(table)
     for item in report.unresolved:
-        console.print(f"[yellow]unresolved[/yellow] {item.path} {item.context_id} "
-                      f"({item.label}): {item.reason} [{item.detail}]", markup=True)
+        console.print("[yellow]unresolved[/yellow] " + escape(
+            f"{item.path} {item.context_id} ({item.label}): {item.reason} [{item.detail}]"),
+            markup=True)
     for issue in report.errors:
-        console.print(f"[red]error[/red] {issue}", markup=True, highlight=False)
+        # escaped (expressions contain [lists]) and not wrapped (keeps the caret under its column)
+        console.print(f"[red]error[/red] {escape(str(issue))}", markup=True, highlight=False,
+                      soft_wrap=True)
     if report.ok:
         console.print("[green]OK[/green]: no errors.")
     else:
@@ -74,13 +80,16 @@ def build_language(
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
     root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
     = None,
+    name: Annotated[str | None, typer.Option(
+        help="Dataset name for the manifest and case sources (default: 'language', or the "
+             "--root folder's name).")] = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
     from authpairs.tracks.language.cases import load_language_dataset
     from authpairs.tracks.language.loader import ScenarioError
 
     try:
-        dataset = load_language_dataset(split, root=root)
+        dataset = load_language_dataset(split, root=root, name=name)
     except ScenarioError as exc:
         typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
         raise typer.Exit(1) from exc

@@ -10,6 +10,7 @@ would see something different.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from authpairs.cases.canonical import sha256_hex
@@ -25,11 +26,30 @@ from authpairs.cases.models import (
     Source,
 )
 from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
-from authpairs.tracks.language.loader import load_scenarios
+from authpairs.tracks.language.loader import load_scenarios, scenarios_root
 from authpairs.tracks.language.models import ContextSpec, LoadedScenario, Scenario
 from authpairs.tracks.language.spec import DATASET_NAME, DATASET_VERSION
 
 PACKAGE_PREFIX = "tracks/language/scenarios/"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where built cases say they come from: dataset name, path prefix, revision, licence."""
+
+    dataset: str = DATASET_NAME
+    prefix: str = PACKAGE_PREFIX
+    revision: str = DATASET_VERSION
+    licence: str = "Apache-2.0 (synthetic)"
+
+
+PACKAGED = Provenance()
+
+
+def custom_provenance(root: str | Path, name: str | None = None) -> Provenance:
+    """Provenance of a custom scenario folder: named ``name`` (default: the folder's name)."""
+    return Provenance(dataset=name or Path(root).resolve().name, prefix="", revision="",
+                      licence="")
 
 
 def case_id_for(public: PublicCase) -> str:
@@ -52,11 +72,12 @@ def _public(scenario: Scenario, context: ContextSpec, source_id: str) -> PublicC
 
 def _facts(scenario: Scenario, context: ContextSpec) -> dict[str, object]:
     merged = {**scenario.policy_facts, **context.facts}
-    return {key: fact.model_dump(mode="json") for key, fact in merged.items()}
+    return {key: fact.model_dump(mode="json", exclude_defaults=True)
+            for key, fact in merged.items()}
 
 
 def build_case(loaded: LoadedScenario, context: ContextSpec,
-               evaluation: ContextEvaluation) -> Case:
+               evaluation: ContextEvaluation, provenance: Provenance = PACKAGED) -> Case:
     """One case for one context of a validated scenario."""
     scenario = loaded.scenario
     draft = _public(scenario, context, "")
@@ -71,9 +92,9 @@ def build_case(loaded: LoadedScenario, context: ContextSpec,
         reference=Reference(label=context.label, expression=scenario.expression,
                             facts=_facts(scenario, context), notes=notes,
                             resolved=evaluation.resolved),
-        source=Source(track="language", dataset=DATASET_NAME,
-                      path=PACKAGE_PREFIX + loaded.path, revision=DATASET_VERSION,
-                      licence="Apache-2.0 (synthetic)", locator=context.id),
+        source=Source(track="language", dataset=provenance.dataset,
+                      path=provenance.prefix + loaded.path, revision=provenance.revision,
+                      licence=provenance.licence, locator=context.id),
         attributes={
             "domain": scenario.domain, "family": scenario.family, "scenario": scenario.slug,
             "title": scenario.title, "context": context.id, "variant": context.variant,
@@ -82,7 +103,8 @@ def build_case(loaded: LoadedScenario, context: ContextSpec,
     )
 
 
-def build_cases(scenarios: list[LoadedScenario]) -> list[Case]:
+def build_cases(scenarios: list[LoadedScenario], provenance: Provenance = PACKAGED
+                ) -> list[Case]:
     """Cases for all contexts, ordered by split (dev, test), domain, slug and then case id.
 
     Within a scenario the order follows the (hash) case id, not the context id: authors write
@@ -93,19 +115,26 @@ def build_cases(scenarios: list[LoadedScenario]) -> list[Case]:
                                              s.scenario.slug))
     for loaded in order:
         evaluations = {e.context_id: e for e in evaluate_scenario(loaded.scenario)}
-        built = [build_case(loaded, context, evaluations[context.id])
+        built = [build_case(loaded, context, evaluations[context.id], provenance)
                  for context in loaded.scenario.contexts]
         cases.extend(sorted(built, key=lambda case: case.case_id))
     return cases
 
 
-def load_language_dataset(split: str | None = None, root: str | Path | None = None) -> Dataset:
+def load_language_dataset(split: str | None = None, root: str | Path | None = None,
+                          name: str | None = None) -> Dataset:
     """The language-track dataset (all splits, or 'dev'/'test'), in a stable order.
+
+    ``root`` reads a custom scenario folder instead of the packaged one; its dataset (and
+    manifest) is named ``name``, by default after the folder.
 
     Raises :class:`~authpairs.tracks.language.loader.ScenarioError` if any scenario file is
     malformed (run ``authpairs data check`` for the full report).
     """
     if split not in (None, "all", "dev", "test"):
         raise ValueError(f"unknown split {split!r} (dev, test or all)")
-    dataset = Dataset(name=DATASET_NAME, cases=build_cases(load_scenarios(root)))
+    provenance = PACKAGED if root is None and name is None else \
+        custom_provenance(root or scenarios_root(), name)
+    dataset = Dataset(name=provenance.dataset,
+                      cases=build_cases(load_scenarios(root), provenance))
     return dataset if split in (None, "all") else dataset.select(split)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from authpairs.cases.models import Label
 from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
-from authpairs.tracks.language.loader import Issue, collect_scenarios
+from authpairs.tracks.language.loader import Issue, collect_scenarios, scenarios_root
 from authpairs.tracks.language.models import LoadedScenario, Scenario
 from authpairs.tracks.language.spec import (
     CONTEXTS_PER_SCENARIO,
@@ -65,15 +65,15 @@ class CheckReport:
             "evaluated_contexts": self.evaluated_contexts,
             "determinate_reproduced": self.determinate_reproduced,
             "different_paths": self.different_paths,
-            "errors": [{"file": e.file, "field": e.field, "message": e.message}
-                       for e in self.errors],
+            "errors": [e.to_dict() for e in self.errors],
             "unresolved": [vars(u) for u in self.unresolved],
             "domains": self.domain_rows, "families": self.family_rows,
         }
 
 
-def _err(report: CheckReport, file: str, where: str, message: str) -> None:
-    report.errors.append(Issue(file, where, message))
+def _err(report: CheckReport, file: str, where: str, message: str, scenario: str = "",
+         context: str = "") -> None:
+    report.errors.append(Issue(file, where, message, scenario, context))
 
 
 def check_giveaways(scenario: Scenario) -> list[tuple[str, str]]:
@@ -134,7 +134,8 @@ def _check_evaluations(report: CheckReport, item: LoadedScenario,
         index, context = contexts[ev.context_id]
         problem = ev.problem()
         if problem:
-            _err(report, item.path, f"contexts[{index}] ({ev.context_id})", problem)
+            _err(report, item.path, f"contexts[{index}] ({ev.context_id})", problem,
+                 item.scenario.slug, ev.context_id)
         elif ev.resolved:
             report.determinate_reproduced += 1
         else:
@@ -182,10 +183,11 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
     for item in items:
         s = item.scenario
         if s.split == "test" and s.family in DEV_ONLY_FAMILIES:
-            _err(report, item.path, "family", f"{s.family} is a development-only family")
+            _err(report, item.path, "family", f"{s.family} is a development-only family",
+                 s.slug)
         if s.split == "test" and s.title not in TEST_TITLES[s.domain]:
             _err(report, item.path, "title", f"{s.title!r} is not one of the SPEC test titles "
-                                             f"of domain {s.domain}")
+                                             f"of domain {s.domain}", s.slug)
     for domain, titles in TEST_TITLES.items():
         counts = Counter(s.title for s in scenarios if s.split == "test" and s.domain == domain)
         for title in titles:
@@ -195,15 +197,27 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                      "SPEC requires exactly 1")
 
 
-def check_language(root: str | Path | None = None, distribution: bool = True) -> CheckReport:
-    """Run every check over the scenario files under ``root`` (default: packaged scenarios)."""
+def is_packaged(root: str | Path | None) -> bool:
+    """True when ``root`` is the packaged scenario folder (or not given)."""
+    return root is None or Path(root).resolve() == scenarios_root().resolve()
+
+
+def check_language(root: str | Path | None = None, distribution: bool | None = None
+                   ) -> CheckReport:
+    """Run every check over the scenario files under ``root`` (default: packaged scenarios).
+
+    ``distribution`` (the SPEC counts of the packaged dataset) defaults to on for the packaged
+    scenarios and off for a custom folder.
+    """
+    if distribution is None:
+        distribution = is_packaged(root)
     items, issues = collect_scenarios(root)
     report = CheckReport(errors=list(issues), n_valid=len(items))
     report.n_files = len({i.file for i in issues} | {i.path for i in items})
     for item in items:
         _check_evaluations(report, item, evaluate_scenario(item.scenario))
         for where, message in check_giveaways(item.scenario) + check_public_leaks(item.scenario):
-            _err(report, item.path, where, message)
+            _err(report, item.path, where, message, item.scenario.slug)
         if _lawful_paths_differ(item.scenario):
             report.different_paths += 1
     if distribution:

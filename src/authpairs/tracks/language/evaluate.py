@@ -63,9 +63,9 @@ class ContextEvaluation:
 
 def context_facts(scenario: Scenario, context: ContextSpec) -> dict[str, TypedFact]:
     """The typed facts visible in one context: policy facts plus the context's own facts."""
-    facts = {k: TypedFact(f.type, f.value) for k, f in scenario.policy_facts.items()}
-    facts.update({k: TypedFact(f.type, f.value) for k, f in context.facts.items()})
-    return facts
+    merged = {**scenario.policy_facts, **context.facts}
+    return {key: TypedFact(fact.type, fact.evaluated_value(), fact.fields)
+            for key, fact in merged.items()}
 
 
 def request_data(scenario: Scenario) -> dict[str, Any]:

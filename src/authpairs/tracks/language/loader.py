@@ -1,11 +1,13 @@
 """Load scenario YAML files into validated :class:`~.models.Scenario` objects.
 
-Every problem is reported as ``<file>: <field>: <message>``, e.g.
-``payments/x.yaml: contexts[2].facts.grant.limit: quote not found in document d1``.
+Every problem is reported as ``<file>: <field>: <message> (scenario <slug>, context <id>)``,
+e.g. ``payments/x.yaml: contexts[2].facts.grant.limit.quote: quote not found in document d1:
+'USD 100' (scenario x, context c3)``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +27,21 @@ class Issue:
     file: str
     field: str
     message: str
+    scenario: str = ""
+    context: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.field}: {self.message}" if self.field else \
+        where = ", ".join(part for part in (
+            f"scenario {self.scenario}" if self.scenario else "",
+            f"context {self.context}" if self.context else "") if part)
+        text = f"{self.file}: {self.field}: {self.message}" if self.field else \
             f"{self.file}: {self.message}"
+        return f"{text} ({where})" if where else text
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain-JSON form."""
+        return {"file": self.file, "scenario": self.scenario, "context": self.context,
+                "field": self.field, "message": self.message}
 
 
 class ScenarioError(DataError):
@@ -81,6 +94,22 @@ def _field(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+_CONTEXT_INDEX = re.compile(r"^contexts\[(\d+)\]")
+
+
+def locate(raw: Any, rel: str, field: str, message: str) -> Issue:
+    """An issue naming the scenario (slug) and, for a field inside a context, its id."""
+    slug = raw.get("slug") if isinstance(raw, dict) else None
+    scenario = slug if isinstance(slug, str) else Path(rel).stem
+    context = ""
+    match = _CONTEXT_INDEX.match(field)
+    contexts = raw.get("contexts") if isinstance(raw, dict) else None
+    if match and isinstance(contexts, list) and int(match.group(1)) < len(contexts):
+        item = contexts[int(match.group(1))]
+        context = str(item.get("id", "")) if isinstance(item, dict) else ""
+    return Issue(rel, field, message, scenario, context)
+
+
 def read_scenario(path: Path, rel: str) -> tuple[Scenario | None, list[Issue]]:
     """Parse and validate one file; return the scenario (or None) and every issue found."""
     try:
@@ -88,17 +117,19 @@ def read_scenario(path: Path, rel: str) -> tuple[Scenario | None, list[Issue]]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return None, [Issue(rel, where, f"invalid YAML: {getattr(exc, 'problem', exc)}")]
+        return None, [Issue(rel, where, f"invalid YAML: {getattr(exc, 'problem', exc)}",
+                            Path(rel).stem)]
     except (OSError, UnicodeDecodeError) as exc:
-        return None, [Issue(rel, "", f"cannot read file: {exc}")]
+        return None, [Issue(rel, "", f"cannot read file: {exc}", Path(rel).stem)]
     if not isinstance(raw, dict):
-        return None, [Issue(rel, "", "a scenario file must be a YAML mapping")]
+        return None, [Issue(rel, "", "a scenario file must be a YAML mapping", Path(rel).stem)]
     try:
         scenario = Scenario.model_validate(raw)
     except ValidationError as exc:
-        return None, [Issue(rel, _field(tuple(err["loc"])), err["msg"]) for err in exc.errors()]
+        return None, [locate(raw, rel, _field(tuple(err["loc"])), err["msg"])
+                      for err in exc.errors()]
     problems = validate_scenario(scenario, path)
-    return scenario, [Issue(rel, field, message) for field, message in problems]
+    return scenario, [locate(raw, rel, field, message) for field, message in problems]
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -140,7 +171,8 @@ def collect_scenarios(root: str | Path | None = None
     for item in loaded:
         other = slugs.setdefault(item.scenario.slug, item.path)
         if other != item.path:
-            issues.append(Issue(item.path, "slug", f"duplicate slug (also in {other})"))
+            issues.append(Issue(item.path, "slug", f"duplicate slug (also in {other})",
+                                item.scenario.slug))
     return loaded, issues
 
 

@@ -13,7 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from authpairs.cases.models import Label, Request
 
-FactType = Literal["string", "number", "boolean", "timestamp", "null", "list"]
+FactType = Literal["string", "number", "boolean", "timestamp", "null", "list", "records"]
+FieldType = Literal["string", "number", "boolean", "timestamp"]
+#: Keys of a record item that give its span; they are not fields.
+RECORD_SPAN_KEYS = ("source", "quote")
 Split = Literal["dev", "test"]
 Domain = Literal["payments", "clinical", "software", "education", "documents"]
 Family = Literal[
@@ -34,12 +37,33 @@ class _Strict(BaseModel):
 
 
 class FactSpec(_Strict):
-    """A typed fact bound to an exact quote of a context document or of the policy."""
+    """A typed fact bound to an exact quote of a context document or of the policy.
+
+    ``source`` is a document id (its text), ``<id>.issuer`` / ``<id>.time`` / ``<id>.id`` (that
+    metadata field of the document) or ``policy``. A ``records`` fact declares ``fields`` and its
+    value is a list of mappings; each record also carries its own ``quote`` (and optionally its
+    own ``source``, by default the fact's).
+    """
 
     value: Any = Field(description="The value, typed by ``type``.")
     type: FactType
-    source: str = Field(min_length=1, description="A document id of the context, or 'policy'.")
+    source: str = Field(min_length=1, description="Document id, '<id>.issuer|time|id' or "
+                                                  "'policy'.")
     quote: str = Field(min_length=1, description="Exact substring of the source text.")
+    fields: dict[str, FieldType] | None = Field(
+        default=None, description="Records only: field name -> type.")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The record values without their span keys (what the evaluators see)."""
+        if self.type != "records" or not isinstance(self.value, list):
+            return []
+        return [{k: v for k, v in item.items() if k not in RECORD_SPAN_KEYS}
+                if isinstance(item, dict) else item for item in self.value]
+
+    def evaluated_value(self) -> Any:
+        """The value as the evaluators read it (records without their span keys)."""
+        return self.records() if self.type == "records" and isinstance(self.value, list) \
+            else self.value
 
     @field_validator("type", mode="before")
     @classmethod

@@ -6,6 +6,7 @@ Fields use the YAML layout with 0-based list indexes, e.g. ``contexts[2].facts.g
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from datetime import datetime
@@ -14,12 +15,16 @@ from typing import Any
 
 from authpairs.cases.effect_types import descriptor_problems
 from authpairs.cases.models import EffectDescriptor, Label
-from authpairs.tracks.language.expr.ast import names
+from authpairs.tracks.language.expr.ast import Name, fields_of, names
 from authpairs.tracks.language.expr.parser import ExpressionSyntaxError, parse_expression
-from authpairs.tracks.language.models import ContextSpec, FactSpec, Scenario
+from authpairs.tracks.language.models import RECORD_SPAN_KEYS, ContextSpec, FactSpec, Scenario
 from authpairs.tracks.language.spec import CONTEXTS_PER_SCENARIO
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+FIELD_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+PLACEHOLDER = "TODO"
+#: Document metadata a fact may quote as ``source: <doc id>.<field>``.
+METADATA_FIELDS = ("issuer", "time", "id")
 FACT_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
 DOC_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 IDENT_RE = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -65,7 +70,66 @@ def fact_value_problem(fact: FactSpec) -> str | None:
     if fact.type == "list" and (not isinstance(value, list) or not all(
             isinstance(item, str) or _is_number(item) for item in value)):
         return f"type list needs a list of strings or numbers, got {value!r}"
+    if fact.type == "records" and not isinstance(value, list):
+        return f"type records needs a list of records (mappings), got {value!r}"
+    if fact.type != "records" and fact.fields is not None:
+        return "only a records fact declares fields"
     return None
+
+
+def _field_problem(kind: str, value: Any) -> str | None:
+    """Why a record field value does not fit its declared type (None fits; null always fits)."""
+    if value is None:
+        return None
+    return fact_value_problem(FactSpec(value=value, type=kind, source="-", quote="-"))  # type: ignore[arg-type]
+
+
+def _check_records(where: str, fact: FactSpec, texts: dict[str, str],
+                   problems: Problems) -> None:
+    fields = fact.fields or {}
+    if not fields:
+        problems.append((f"{where}.fields", "a records fact declares its fields, e.g. "
+                                            "{role: string, amount: number}"))
+    for name in fields:
+        if not FIELD_RE.match(name) or name in RECORD_SPAN_KEYS:
+            problems.append((f"{where}.fields.{name}", "field names are [a-z_][a-z0-9_]* and "
+                                                       "not 'source' or 'quote'"))
+    if not isinstance(fact.value, list):
+        return
+    for index, item in enumerate(fact.value):
+        at = f"{where}.value[{index}]"
+        if not isinstance(item, dict):
+            problems.append((at, f"a record is a mapping of fields, got {item!r}"))
+            continue
+        for key, value in item.items():
+            if key in RECORD_SPAN_KEYS:
+                continue
+            if key not in fields:
+                problems.append((f"{at}.{key}", f"not a declared field (fields: "
+                                                f"{', '.join(fields) or 'none'})"))
+                continue
+            wrong = _field_problem(fields[key], value)
+            if wrong:
+                problems.append((f"{at}.{key}", wrong))
+        source = item.get("source", fact.source)
+        quote = item.get("quote")
+        if not isinstance(quote, str) or not quote:
+            problems.append((f"{at}.quote", "each record quotes the text it was read from"))
+        else:
+            _check_quote(at, str(source), quote, texts, problems)
+
+
+def _check_quote(where: str, source: str, quote: str, texts: dict[str, str],
+                 problems: Problems) -> None:
+    if source not in texts:
+        known = ", ".join(sorted(k for k in texts if "." not in k))
+        problems.append((f"{where}.source", f"unknown source {source!r} (known: {known}; "
+                                            "or <id>.issuer, <id>.time, <id>.id)"))
+    elif quote not in texts[source]:
+        doc, _, meta = source.partition(".")
+        what = "the policy" if source == "policy" else \
+            f"the {meta} of document {doc}" if meta else f"document {source}"
+        problems.append((f"{where}.quote", f"quote not found in {what}: {quote!r}"))
 
 
 def _check_fact(where: str, key: str, fact: FactSpec, texts: dict[str, str],
@@ -79,12 +143,9 @@ def _check_fact(where: str, key: str, fact: FactSpec, texts: dict[str, str],
     wrong = fact_value_problem(fact)
     if wrong:
         problems.append((f"{where}.value", wrong))
-    if fact.source not in texts:
-        known = ", ".join(sorted(texts))
-        problems.append((f"{where}.source", f"unknown source {fact.source!r} (known: {known})"))
-    elif fact.quote not in texts[fact.source]:
-        what = "the policy" if fact.source == "policy" else f"document {fact.source}"
-        problems.append((f"{where}.quote", f"quote not found in {what}: {fact.quote!r}"))
+    _check_quote(where, fact.source, fact.quote, texts, problems)
+    if fact.type == "records":
+        _check_records(where, fact, texts, problems)
 
 
 def _check_context(index: int, context: ContextSpec, scenario: Scenario,
@@ -100,6 +161,8 @@ def _check_context(index: int, context: ContextSpec, scenario: Scenario,
             problems.append((f"{where}.id", f"duplicate document id {doc.id!r} in context "
                                             f"{context.id}"))
         texts[doc.id] = doc.text
+        for meta in METADATA_FIELDS:
+            texts[f"{doc.id}.{meta}"] = getattr(doc, meta)
         if not is_canonical_utc(doc.time):
             problems.append((f"{where}.time", f"must be canonical UTC 'YYYY-MM-DDTHH:MM:SSZ', "
                                               f"got {doc.time!r}"))
@@ -158,23 +221,63 @@ def _request_has(request: dict[str, Any], path: str) -> bool:
     return True
 
 
+def _request_paths(value: Any, prefix: str = "request") -> list[str]:
+    if not isinstance(value, dict):
+        return [prefix]
+    return [path for key, sub in value.items() for path in _request_paths(sub, f"{prefix}.{key}")]
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
 def _check_expression(scenario: Scenario, problems: Problems) -> None:
+    facts: dict[str, list[FactSpec]] = {}
+    for key, fact in scenario.policy_facts.items():
+        facts.setdefault(key, []).append(fact)
+    for context in scenario.contexts:
+        for key, fact in context.facts.items():
+            facts.setdefault(key, []).append(fact)
+    request = scenario.request.model_dump(mode="json")
+    known = sorted(facts) + _request_paths(request)
     try:
-        tree = parse_expression(scenario.expression)
+        tree = parse_expression(scenario.expression, tuple(known))
     except ExpressionSyntaxError as exc:
         problems.append(("expression", str(exc)))
         return
-    declared = set(scenario.policy_facts)
-    for context in scenario.contexts:
-        declared.update(context.facts)
-    request = scenario.request.model_dump(mode="json")
     for name in names(tree):
         if name.startswith("request."):
             if not _request_has(request, name):
-                problems.append(("expression", f"{name} is not a field of the request"))
-        elif name not in declared:
+                problems.append(("expression", f"{name} is not a field of the request"
+                                               + _did_you_mean(name, known)))
+        elif name not in facts:
             problems.append(("expression", f"name {name!r} is not a fact of any context or of "
-                                           "policy_facts"))
+                                           "policy_facts" + _did_you_mean(name, known)))
+    for source, field in fields_of(tree):
+        if not isinstance(source, Name) or source.path not in facts:
+            continue
+        declared = {f for fact in facts[source.path] for f in (fact.fields or {})}
+        if field not in declared:
+            problems.append(("expression", f"{field!r} is not a field of the records "
+                                           f"{source.path!r} (fields: "
+                                           f"{', '.join(sorted(declared)) or 'none'})"
+                                           + _did_you_mean(field, sorted(declared))))
+
+
+def _placeholders(value: Any, where: str) -> Problems:
+    """Every string still holding the skeleton's placeholder marker."""
+    if isinstance(value, str):
+        first = value.strip().splitlines()[0] if value.strip() else ""
+        return [(where, f"unfilled placeholder: {first[:70]!r}")] \
+            if PLACEHOLDER in value else []
+    if isinstance(value, dict):
+        return [p for key, sub in value.items()
+                for p in _placeholders(sub, f"{where}.{key}" if where else str(key))]
+    if isinstance(value, list):
+        return [p for index, sub in enumerate(value)
+                for p in _placeholders(sub, f"{where}[{index}]")]
+    return []
 
 
 def validate_scenario(scenario: Scenario, path: str | Path | None = None) -> Problems:
@@ -199,4 +302,5 @@ def validate_scenario(scenario: Scenario, path: str | Path | None = None) -> Pro
     _check_contexts(scenario, problems)
     _check_effect(scenario, problems)
     _check_expression(scenario, problems)
+    problems.extend(_placeholders(scenario.model_dump(mode="json"), ""))
     return problems

@@ -72,7 +72,52 @@ class Length:
     operand: Expr
 
 
-Expr = Lit | ListLit | Name | Not | BoolOp | Compare | Arith | Length
+AggregateFunc = TypingLiteral["any", "all", "count", "sum", "min", "max"]
+AGGREGATES: tuple[str, ...] = ("any", "all", "count", "sum", "min", "max")
+
+
+@dataclass(frozen=True)
+class Field:
+    """``var.field``: a field of the record that an enclosing aggregate binds to ``var``."""
+
+    var: str
+    field: str
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``func([value for] var in source [where condition])`` over a list of records.
+
+    ``any``/``all`` without ``value`` ask whether some/every record passes ``where``; with
+    ``value`` whether some/every record that passes ``where`` makes ``value`` true. ``count``
+    counts the records that pass (with ``value``: their distinct values); ``sum``/``min``/``max``
+    fold ``value`` over them.
+    """
+
+    func: AggregateFunc
+    var: str
+    source: Expr
+    where: Expr | None
+    value: Expr | None
+
+
+Expr = Lit | ListLit | Name | Not | BoolOp | Compare | Arith | Length | Field | Aggregate
+
+
+def quantifier_item(node: Aggregate) -> Expr:
+    """The per-record boolean that ``any`` folds with ``or`` and ``all`` folds with ``and``.
+
+    ``any``: ``where and value``; ``all``: ``not where or value``; without ``value``: ``where``
+    (or ``true`` when there is no ``where`` either). Both evaluators use this one definition.
+    """
+    true = Lit("boolean", True)
+    if node.value is None:
+        return node.where if node.where is not None else true
+    if node.where is None:
+        return node.value
+    if node.func == "any":
+        return BoolOp("and", node.where, node.value)
+    return BoolOp("or", Not(node.where), node.value)
 
 
 def children(node: Expr) -> tuple[Expr, ...]:
@@ -83,6 +128,8 @@ def children(node: Expr) -> tuple[Expr, ...]:
         return (node.operand,)
     if isinstance(node, BoolOp | Compare | Arith):
         return (node.left, node.right)
+    if isinstance(node, Aggregate):
+        return tuple(sub for sub in (node.source, node.where, node.value) if sub is not None)
     return ()
 
 
@@ -100,3 +147,27 @@ def names(node: Expr) -> list[str]:
         if isinstance(sub, Name):
             seen.setdefault(sub.path, None)
     return list(seen)
+
+
+def fields_of(node: Expr) -> list[tuple[Expr, str]]:
+    """``(source, field)`` for every record field the expression reads, in first-use order.
+
+    ``source`` is the expression the field's variable ranges over (usually a fact name).
+    """
+    found: dict[tuple[Expr, str], None] = {}
+
+    def visit(sub: Expr, scope: dict[str, Expr]) -> None:
+        if isinstance(sub, Field):
+            found.setdefault((scope[sub.var], sub.field), None)
+        elif isinstance(sub, Aggregate):
+            visit(sub.source, scope)
+            inner = {**scope, sub.var: sub.source}
+            for part in (sub.where, sub.value):
+                if part is not None:
+                    visit(part, inner)
+        else:
+            for child in children(sub):
+                visit(child, scope)
+
+    visit(node, {})
+    return list(found)

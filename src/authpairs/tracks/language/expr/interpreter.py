@@ -13,6 +13,18 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
   right (or with a list on the left); ``subset`` without two lists; ``length`` of a non-list; a
   fact whose value does not match its declared type. An error beats unresolved.
 * Request strings in canonical UTC form (``YYYY-MM-DDTHH:MM:SSZ``) are timestamps.
+* Records (a ``records`` fact: a list of mappings with declared field types) are read only by
+  the aggregates; any other operator on records is an error. A field absent from a record is
+  unresolved; an explicit null field is the value null.
+* ``any``/``all`` fold the per-record boolean of :func:`~.ast.quantifier_item` with ``or`` /
+  ``and`` (so a deciding record wins over errors and unresolved ones); over no records they are
+  false / true. ``count``/``sum``/``min``/``max`` are strict: a record whose ``where`` is an error
+  (or not boolean) makes the result an error, one whose ``where`` is unresolved makes it
+  unresolved, and for each passing record ``value`` must be determinate and of the right kind
+  (count: a scalar; sum: number; min/max: number or timestamp -- a record field has
+  one declared type, so the values of one aggregate never mix kinds). ``count``
+  without a value counts passing records, with one the distinct values; ``sum`` of none is 0,
+  ``min``/``max`` of none is null.
 """
 
 from __future__ import annotations
@@ -24,16 +36,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 from authpairs.tracks.language.expr.ast import (
+    Aggregate,
     Arith,
     BoolOp,
     Expr,
+    Field,
     Length,
     ListLit,
     Lit,
     Name,
     Not,
+    quantifier_item,
 )
-from authpairs.tracks.language.expr.result import EvalResult, Outcome, TypedFact
+from authpairs.tracks.language.expr.result import (
+    RECORD_FIELD_TYPES,
+    EvalResult,
+    Outcome,
+    TypedFact,
+)
 
 _CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
@@ -60,6 +80,10 @@ class _Err:
 
 _Result = _Val | _Unresolved | _Err
 _UNRESOLVED = _Unresolved()
+_TRUE = _Val("boolean", True)
+_VALUE_KINDS = {"count": ("string", "number", "boolean", "timestamp", "null"),
+                "sum": ("number",), "min": ("number", "timestamp"),
+                "max": ("number", "timestamp")}
 
 
 def _epoch(text: str) -> int | None:
@@ -90,8 +114,43 @@ def _list_value(items: Any, where: str) -> _Result:
     return _Val("list", tuple(elements))
 
 
+def _field_value(where: str, kind: str, value: Any) -> _Val | _Err:
+    if value is None:
+        return _Val("null", None)
+    if kind == "timestamp":
+        epoch = _epoch(value) if isinstance(value, str) else None
+        return _Err(f"{where}: {value!r} is not canonical UTC") if epoch is None else \
+            _Val("timestamp", epoch)
+    ok = {"string": isinstance(value, str), "number": _is_number(value),
+          "boolean": isinstance(value, bool)}.get(kind, False)
+    return _Val(kind, value) if ok else _Err(f"{where}: {value!r} does not match type {kind!r}")
+
+
+def _records_value(name: str, fact: TypedFact) -> _Result:
+    fields = fact.fields or {}
+    if not isinstance(fact.value, list | tuple):
+        return _Err(f"fact {name}: records need a list of mappings")
+    records: list[dict[str, _Val]] = []
+    for index, item in enumerate(fact.value):
+        if not isinstance(item, dict):
+            return _Err(f"fact {name}[{index}]: a record must be a mapping")
+        record: dict[str, _Val] = {}
+        for key, raw in item.items():
+            kind = fields.get(key)
+            if kind not in RECORD_FIELD_TYPES:
+                return _Err(f"fact {name}[{index}].{key}: field not declared with a type")
+            value = _field_value(f"fact {name}[{index}].{key}", str(kind), raw)
+            if isinstance(value, _Err):
+                return value
+            record[key] = value
+        records.append(record)
+    return _Val("records", tuple(records))
+
+
 def _fact_value(name: str, fact: TypedFact) -> _Result:
     kind, value = fact.type, fact.value
+    if kind == "records":
+        return _records_value(name, fact)
     ok = {
         "string": isinstance(value, str),
         "number": _is_number(value),
@@ -132,6 +191,7 @@ class Interpreter:
     def __init__(self, facts: Mapping[str, TypedFact], request: Mapping[str, Any]) -> None:
         self._facts = facts
         self._request = request
+        self._env: dict[str, dict[str, _Val]] = {}
         self.missing: list[str] = []
 
     def _lookup(self, path: str) -> _Result:
@@ -168,6 +228,12 @@ class Interpreter:
             return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
         if isinstance(node, Length):
             return _length(self.eval(node.operand))
+        if isinstance(node, Field):
+            record = self._env[node.var]
+            return record[node.field] if node.field in record else \
+                self._miss(f"{node.var}.{node.field}")
+        if isinstance(node, Aggregate):
+            return self._aggregate(node)
         left, right = self.eval(node.left), self.eval(node.right)
         if isinstance(left, _Err):
             return left
@@ -178,6 +244,65 @@ class Interpreter:
         if isinstance(node, Arith):
             return _arith(node.op, left, right)
         return _compare(node.op, left, right)
+
+
+    def _in(self, var: str, record: dict[str, _Val], node: Expr) -> _Result:
+        """Evaluate ``node`` with ``var`` bound to ``record``."""
+        saved = self._env
+        self._env = {**saved, var: record}
+        try:
+            return self.eval(node)
+        finally:
+            self._env = saved
+
+    def _aggregate(self, node: Aggregate) -> _Result:
+        source = self.eval(node.source)
+        if not isinstance(source, _Val):
+            return source
+        if source.kind != "records":
+            return _Err(f"{node.func}() ranges over records, got {source.kind}")
+        if node.func in ("any", "all"):
+            op, item = ("or" if node.func == "any" else "and"), quantifier_item(node)
+            folded: _Result = _Val("boolean", node.func == "all")
+            for record in source.data:
+                folded = _bool_op(op, folded, self._in(node.var, record, item))
+            return folded
+        error: _Err | None = None
+        unresolved = False
+        used: list[_Val] = []
+        for record in source.data:
+            cond = _TRUE if node.where is None else self._in(node.var, record, node.where)
+            if isinstance(cond, _Unresolved):
+                unresolved = True
+            elif isinstance(cond, _Err) or cond.kind != "boolean":
+                error = error or (cond if isinstance(cond, _Err) else
+                                  _Err(f"'where' expects a boolean, got {cond.kind}"))
+            elif cond.data and node.value is None:
+                used.append(cond)
+            elif cond.data and node.value is not None:
+                value = self._in(node.var, record, node.value)
+                if isinstance(value, _Unresolved):
+                    unresolved = True
+                elif isinstance(value, _Err) or value.kind not in _VALUE_KINDS[node.func]:
+                    error = error or (value if isinstance(value, _Err) else _Err(
+                        f"{node.func}() cannot take a {value.kind} value"))
+                else:
+                    used.append(value)
+        if error is not None:
+            return error
+        return _UNRESOLVED if unresolved else _fold(node.func, node.value is not None, used)
+
+
+def _fold(func: str, has_value: bool, used: list[_Val]) -> _Result:
+    """The aggregate of the passing records' values (all determinate, of allowed kinds)."""
+    if func == "count":
+        return _Val("number", len({(v.kind, v.data) for v in used}) if has_value else len(used))
+    if func == "sum":
+        return _Val("number", sum(v.data for v in used))
+    if not used:
+        return _Val("null", None)
+    pick = min if func == "min" else max
+    return _Val(used[0].kind, pick(v.data for v in used))
 
 
 def _not(value: _Result) -> _Result:
@@ -237,6 +362,8 @@ def _member(element: tuple[str, Any], items: tuple[tuple[str, Any], ...]) -> boo
 
 
 def _compare(op: str, left: _Val, right: _Val) -> _Result:
+    if "records" in (left.kind, right.kind):
+        return _Err(f"'{op}' cannot take records (use any/all/count/sum/min/max)")
     if op in ("==", "!="):
         same = _equal(left, right)
         return _Val("boolean", same if op == "==" else not same)

@@ -1,31 +1,53 @@
 """Lark grammar of the permission-expression language and its transformation into the AST.
 
 Precedence, lowest first: ``or``, ``and``, ``not``, comparisons (``== != < <= > >= in subset``,
-non-associative), ``+``/``-`` (left-associative), atoms (literals, names, ``length(x)``,
-parentheses, list literals).
+non-associative), ``+``/``-`` (left-associative), atoms (literals, names, calls, parentheses,
+list literals). Calls are ``length(x)`` and the record aggregates
+``any|all|count|sum|min|max([value for] var in records [where condition])``.
+
+Syntax errors teach: they name the expected tokens, show the line with a caret under the
+offending column and suggest the nearest operator (or known fact name).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import re
+from collections.abc import Iterable
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import LarkError, UnexpectedInput, VisitError
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+from lark.lexer import PatternStr
 
 from authpairs.errors import DataError
 from authpairs.tracks.language.expr.ast import (
+    AGGREGATES,
+    Aggregate,
     Arith,
     BoolOp,
     Compare,
     Expr,
+    Field,
     Length,
     ListLit,
     Lit,
     Name,
     Not,
 )
+
+KEYWORDS: tuple[str, ...] = ("and", "or", "not", "in", "subset", "true", "false", "null",
+                             "for", "where")
 
 GRAMMAR = r"""
 ?start: or_expr
@@ -43,7 +65,7 @@ GRAMMAR = r"""
 ?sum: atom
     | sum ADDOP atom                     -> arith
 ?atom: literal
-     | NAME "(" or_expr ")"              -> call
+     | NAME "(" or_expr ["for" or_expr] ["where" or_expr] ")" -> call
      | NAME                              -> name
      | "(" or_expr ")"
      | "[" [literal ("," literal)*] "]"  -> list_
@@ -63,13 +85,111 @@ NAME: /(?!KEYWORD(?![A-Za-z0-9_.]))[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 
 %import common.WS
 %ignore WS
-""".replace("KEYWORD", "(?:and|or|not|in|subset|true|false|null)")
+""".replace("KEYWORD", "(?:" + "|".join(KEYWORDS) + ")")
 
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t"}
 
 
+FUNCTIONS: tuple[str, ...] = ("length", *AGGREGATES)
+_OPERATORS = (*KEYWORDS, *FUNCTIONS, "==", "!=", "<", "<=", ">", ">=", "+", "-")
+_ALIASES = {"=": "==", "&&": "and", "&": "and", "||": "or", "|": "or", "!": "not",
+            "<>": "!=", "=<": "<=", "=>": ">="}
+_TERMINAL_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "TIMESTAMP": "a timestamp @YYYY-MM-DDTHH:MM:SSZ", "CMP": "a comparison (== != < <= > >=)",
+    "ADDOP": "'+' or '-'", "$END": "the end of the expression",
+}
+_KEYWORD_TERMINALS = {word.upper() for word in KEYWORDS}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|[=&|!<>]+|\S")
+
+
 class ExpressionSyntaxError(DataError):
-    """The expression text is not a valid permission expression."""
+    """The expression text is not a valid permission expression.
+
+    ``line`` and ``column`` (1-based) locate the problem when it is known.
+    """
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def caret_excerpt(text: str, line: int, column: int, width: int = 60) -> str:
+    """The source line (windowed around ``column``) and a caret under that column."""
+    lines = text.splitlines() or [""]
+    source = lines[min(max(line, 1), len(lines)) - 1]
+    start = max(0, column - 1 - width)
+    end = column - 1 + width
+    prefix = "..." if start else ""
+    snippet = prefix + source[start:end] + ("..." if end < len(source) else "")
+    return f"  {snippet}\n  {' ' * (len(prefix) + column - 1 - start)}^"
+
+
+def suggest(word: str, known: Iterable[str] = (), prefer: Iterable[str] = ()) -> str | None:
+    """The nearest operator, function or known name to ``word`` (None when nothing is close);
+    words in ``prefer`` (what the parser expected there) are tried first."""
+    if word in _ALIASES:
+        return _ALIASES[word]
+    key = word.lower() if word.isupper() else word
+    for vocabulary in (list(prefer), [*_OPERATORS, *known]):
+        match = difflib.get_close_matches(key, vocabulary, n=1, cutoff=0.6)
+        if match and match[0] != word:
+            return match[0]
+    return None
+
+
+def _expected_words(terminals: Iterable[str], known: Iterable[str]) -> list[str]:
+    """The operator words (and, for a name, functions and known names) the parser accepts."""
+    words: list[str] = []
+    for name in terminals:
+        if name == "CMP":
+            words.extend(("==", "!=", "<", "<=", ">", ">="))
+        elif name == "NAME":
+            words.extend((*FUNCTIONS, *known))
+        elif name in _KEYWORD_TERMINALS:
+            words.append(name.lower())
+    return words
+
+
+def _describe(terminals: Iterable[str]) -> str:
+    shown: set[str] = set()
+    for name in terminals:
+        if name in _TERMINAL_WORDS:
+            shown.add(_TERMINAL_WORDS[name])
+            continue
+        try:
+            pattern = _parser().get_terminal(name).pattern
+        except KeyError:
+            shown.add(name)
+            continue
+        shown.add(f"'{pattern.value}'" if isinstance(pattern, PatternStr) else name.lower())
+    return ", ".join(sorted(shown))
+
+
+def _located(text: str, exc: UnexpectedInput, known: Iterable[str]) -> ExpressionSyntaxError:
+    """A teaching error from lark's exception: what was found, the caret, what was expected."""
+    line, column = exc.line, exc.column
+    if isinstance(exc, UnexpectedToken):
+        found = str(exc.token)
+        expected: Iterable[str] = exc.accepts or exc.expected
+        if exc.token.type == "$END" or isinstance(exc, UnexpectedEOF):
+            lines = text.splitlines() or [""]
+            line, column, found = len(lines), len(lines[-1]) + 1, ""
+    elif isinstance(exc, UnexpectedCharacters):
+        match = _WORD.match(text, exc.pos_in_stream or 0)
+        found = match.group(0) if match else ""
+        expected = exc.allowed
+    else:
+        found, expected = "", getattr(exc, "expected", ())
+    what = f"unexpected {found!r}" if found else "unexpected end of expression"
+    message = f"syntax error at line {line}, column {column}: {what}\n" \
+              f"{caret_excerpt(text, line, column)}\nexpected one of: {_describe(expected)}"
+    expected = list(expected)
+    hint = suggest(found, known, _expected_words(expected, known)) if found else None
+    if hint:
+        message += f"\ndid you mean {hint!r}?"
+    return ExpressionSyntaxError(message, line, column)
 
 
 def _unquote(text: str) -> str:
@@ -88,6 +208,27 @@ def _unquote(text: str) -> str:
             out.append(char)
             i += 1
     return "".join(out)
+
+
+def _bind(node: Expr, var: str) -> Expr:
+    """Turn the names ``var.field`` inside an aggregate body into :class:`Field` nodes."""
+    if isinstance(node, Name):
+        head, _, rest = node.path.partition(".")
+        if head != var:
+            return node
+        if not rest or "." in rest:
+            raise ExpressionSyntaxError(
+                f"'{node.path}': '{var}' stands for one record; name one of its fields, "
+                f"e.g. {var}.amount (records have flat fields)")
+        return Field(var, rest)
+    if isinstance(node, Aggregate) and node.var == var:  # an inner aggregate shadows var
+        return dataclasses.replace(node, source=_bind(node.source, var))
+    changes: dict[str, Any] = {}
+    for item in dataclasses.fields(node):
+        value = getattr(node, item.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes[item.name] = _bind(value, var)  # type: ignore[arg-type]
+    return dataclasses.replace(node, **changes) if changes else node
 
 
 @v_args(inline=True)
@@ -115,10 +256,36 @@ class _ToAst(Transformer[Token, Expr]):
     def arith(self, left: Expr, op: Token, right: Expr) -> Expr:
         return Arith(str(op), left, right)  # type: ignore[arg-type]
 
-    def call(self, func: Token, arg: Expr) -> Expr:
-        if str(func) != "length":
-            raise ExpressionSyntaxError(f"unknown function '{func}' (only length(x) exists)")
-        return Length(arg)
+    def call(self, func: Token, first: Expr, binder: Expr | None, where: Expr | None) -> Expr:
+        name = str(func)
+        where_at = f"in {name}(...) at line {func.line}, column {func.column}"
+        if name not in FUNCTIONS:
+            hint = suggest(name, FUNCTIONS)
+            raise ExpressionSyntaxError(
+                f"unknown function '{name}' at line {func.line}, column {func.column} "
+                f"(functions: {', '.join(FUNCTIONS)})" + (f"; did you mean {hint!r}?"
+                                                         if hint else ""),
+                func.line, func.column)
+        if name == "length":
+            if binder is not None or where is not None:
+                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: length takes one list",
+                                            func.line, func.column)
+            return Length(first)
+        value, binding = (first, binder) if binder is not None else (None, first)
+        if not (isinstance(binding, Compare) and binding.op == "in"
+                and isinstance(binding.left, Name) and "." not in binding.left.path
+                and binding.left.path != "request"):
+            raise ExpressionSyntaxError(
+                f"{where_at}: expected 'item in records', e.g. {name}(a in approvals where "
+                "a.role == \"finance\")", func.line, func.column)
+        if name in ("sum", "min", "max") and value is None:
+            raise ExpressionSyntaxError(
+                f"{where_at}: {name} needs a value, e.g. {name}(c.amount for c in "
+                "commitments)", func.line, func.column)
+        var = binding.left.path
+        return Aggregate(name, var, binding.right,  # type: ignore[arg-type]
+                         None if where is None else _bind(where, var),
+                         None if value is None else _bind(value, var))
 
     def name(self, token: Token) -> Expr:
         return Name(str(token))
@@ -161,20 +328,24 @@ def _parser() -> Lark:
 
 
 @lru_cache(maxsize=4096)
-def parse_expression(text: str) -> Expr:
-    """Parse ``text`` into an AST. Raises :class:`ExpressionSyntaxError` with the position."""
+def parse_expression(text: str, known: tuple[str, ...] = ()) -> Expr:
+    """Parse ``text`` into an AST. Raises :class:`ExpressionSyntaxError` with the position,
+    the expected tokens and a suggestion (``known``: fact names to suggest from)."""
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise ExpressionSyntaxError(
-            f"syntax error at line {exc.line}, column {exc.column}: "
-            f"{exc.get_context(text).strip()!r}") from exc
+        raise _located(text, exc, known) from exc
     except LarkError as exc:
         raise ExpressionSyntaxError(f"syntax error: {exc}") from exc
     try:
         result: Expr = _ToAst().transform(tree)
     except VisitError as exc:
-        if isinstance(exc.orig_exc, ExpressionSyntaxError):
-            raise exc.orig_exc from exc
-        raise ExpressionSyntaxError(str(exc.orig_exc)) from exc
+        orig = exc.orig_exc
+        if isinstance(orig, ExpressionSyntaxError):
+            if orig.line is not None and orig.column is not None:
+                raise ExpressionSyntaxError(
+                    f"{orig}\n{caret_excerpt(text, orig.line, orig.column)}",
+                    orig.line, orig.column) from exc
+            raise orig from exc
+        raise ExpressionSyntaxError(str(orig)) from exc
     return result

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+#: Types a record field may declare (a field may also hold an explicit null, or be absent).
+RECORD_FIELD_TYPES: tuple[str, ...] = ("string", "number", "boolean", "timestamp")
 
 
 class Outcome(StrEnum):
@@ -29,8 +33,10 @@ class TypedFact:
     """A fact as given to an evaluator: its declared type and its raw value.
 
     ``type`` is one of ``string``, ``number``, ``boolean``, ``timestamp`` (canonical UTC text),
-    ``null`` or ``list`` (of strings or numbers).
+    ``null``, ``list`` (of strings or numbers) or ``records`` (a list of mappings; ``fields``
+    declares each field's type, one of :data:`RECORD_FIELD_TYPES`).
     """
 
     type: str
     value: Any
+    fields: Mapping[str, str] | None = None
