@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from authpairs.cases.dataset import Dataset, DatasetError, load_dataset
+from authpairs.cases.hf import load_hf_export
 
 EXAMPLES_FILE = "examples.jsonl"
 
@@ -35,6 +36,8 @@ def resolve_dataset(name: str) -> Dataset:
 
         return load_native_dataset()
     path = Path(name)
+    if path.is_dir():  # a folder written by `authpairs data export-hf`
+        return load_hf_export(path)
     if path.suffix == ".jsonl" or path.exists():
         return load_dataset(path)
     raise DatasetError(name, "unknown dataset: use 'examples', 'language', 'native' or a .jsonl")
