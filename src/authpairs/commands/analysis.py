@@ -18,9 +18,11 @@ from authpairs.analysis.cost import (
     cost_grid,
     load_grid_spec,
 )
-from authpairs.report.files import write_csv, write_json
 from authpairs.analysis.family import FamilyError, load_family, run_family
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
+from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, load_run
+from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
+from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
 from authpairs.report.analysis_tables import (
     print_break_even,
     print_breakdown,
@@ -29,10 +31,8 @@ from authpairs.report.analysis_tables import (
     print_family,
     print_grid,
 )
-from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, load_run
-from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
 from authpairs.report.console import make_console
+from authpairs.report.files import write_csv, write_json
 from authpairs.runs.config import ConfigError
 
 console = make_console()

@@ -11,11 +11,11 @@ import typer
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.cases.sources import resolve_dataset
 from authpairs.report.console import make_console
+from authpairs.report.jsonl import export_jsonl
 from authpairs.report.tables import print_scores, write_scores
 from authpairs.review.interfaces import get_interface
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict, load_config
-from authpairs.report.jsonl import export_jsonl
 from authpairs.runs.store import RecordStore
 
 console = make_console()
