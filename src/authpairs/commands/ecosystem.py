@@ -10,6 +10,7 @@ import typer
 
 from authpairs.cases.dataset import DatasetError
 from authpairs.report.console import make_console
+from authpairs.runs.store import RecordStoreError
 
 console = make_console()
 
@@ -44,7 +45,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             return
         try:
             result = import_inspect_log(log, run_id, records)
-        except (InspectImportError, DatasetError) as exc:
+        except (InspectImportError, DatasetError, RecordStoreError) as exc:
             _fail(exc)
             return
         console.print(f"run [bold]{result.run_id}[/] in {records}: {result.samples} samples, "
