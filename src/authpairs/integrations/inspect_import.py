@@ -171,25 +171,22 @@ def sample_records(run_id: str, sample: EvalSample, case: Case, input_sha: str,
 
 def _run_info(run_id: str, log: EvalLog, spec: TaskSpec, dataset: Dataset,
               interface: ReviewInterface) -> RunInfo:
-    config = {
-        "source": "inspect_ai",
-        "inspect": {
-            "eval_id": log.eval.eval_id, "task": log.eval.task,
-            "task_args": log.eval.task_args, "model": log.eval.model,
-            "model_base_url": log.eval.model_base_url,
-            "generate_config": log.plan.config.model_dump(mode="json", exclude_none=True),
-            "eval_generate_config": log.eval.model_generate_config.model_dump(
-                mode="json", exclude_none=True),
-            "created": log.eval.created},
-        "resolved": {"dataset": spec.dataset, "split": spec.split, "limit": spec.limit,
-                     "reviewer": {"interface": spec.interface}},
-    }
+    inspect_facts: dict[str, Any] = {
+        "eval_id": log.eval.eval_id, "task": log.eval.task, "task_args": log.eval.task_args,
+        "model": log.eval.model, "model_base_url": log.eval.model_base_url,
+        "generate_config": log.plan.config.model_dump(mode="json", exclude_none=True),
+        "eval_generate_config": log.eval.model_generate_config.model_dump(
+            mode="json", exclude_none=True),
+        "created": log.eval.created}
+    resolved: dict[str, Any] = {"dataset": spec.dataset, "split": spec.split,
+                                "limit": spec.limit, "reviewer": {"interface": spec.interface}}
+    config: dict[str, Any] = {"source": "inspect_ai", "inspect": inspect_facts,
+                              "resolved": resolved}
     manifest = dataset.manifest()
     versions = package_versions()
     versions.update({f"inspect:{k}": str(v) for k, v in sorted(log.eval.packages.items())})
     return RunInfo(run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                   config=config, config_sha256=sha256_hex(config["inspect"] | {
-                       "resolved": config["resolved"]}),
+                   config=config, config_sha256=sha256_hex(config),
                    manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,
                    template_sha256=interface.template_hashes(), versions=versions)
 

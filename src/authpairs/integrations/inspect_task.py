@@ -182,7 +182,7 @@ def authpairs_grouped(attribute: str) -> Metric:
     return compute
 
 
-def _metrics(groups: tuple[str, ...]) -> list[Metric]:
+def _metrics(groups: tuple[str, ...]) -> list[Metric | dict[str, list[Metric]]]:
     return [authpairs_measures(), *(authpairs_grouped(a) for a in groups)]
 
 
