@@ -50,3 +50,17 @@ def test_baseline_input_is_the_public_case_only() -> None:
     for case in load_examples():
         text = "\n".join(m["content"] for m in reviewer.render(case.public).messages)
         assert '"label"' not in text and "reference" not in text
+
+
+def test_inspect_task_samples_depend_only_on_the_public_half() -> None:
+    """The Inspect AI task's samples (full check: tests/integrations) are label-independent."""
+    from authpairs.integrations.inspect_task import build_samples
+
+    interface = get_interface("schema")
+    for dataset in _datasets():
+        flipped = Dataset(dataset.name, [_flip(c) for c in dataset])
+        for sample, other in zip(build_samples(dataset, interface),
+                                 build_samples(flipped, interface), strict=True):
+            assert isinstance(sample.input, list) and isinstance(other.input, list)
+            assert [m.text for m in sample.input] == [m.text for m in other.input]
+            assert sample.metadata == other.metadata and sample.target == other.target == ""

@@ -3,7 +3,8 @@
 Built-in tracks: ``examples`` (a few bundled cases), ``language`` (the language track),
 ``native`` (the native-policy track). A plugin adds a track through the ``authpairs.tracks``
 entry-point group: a function with no required arguments that returns a
-:class:`~authpairs.cases.dataset.Dataset`. Anything else is read as a path: a JSONL file of cases.
+:class:`~authpairs.cases.dataset.Dataset`. Anything else is read as a path: a JSONL file of cases
+or a folder written by ``authpairs data export-hf``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from authpairs.cases.dataset import Dataset, DatasetError, load_dataset
+from authpairs.cases.hf import load_hf_export
 from authpairs.registry import Registry
 
 TrackLoader = Callable[[], Dataset]
@@ -39,6 +41,8 @@ def resolve_dataset(name: str) -> Dataset:
             raise DatasetError(name, f"track '{name}' did not return a Dataset")
         return dataset
     path = Path(name)
+    if path.is_dir():  # a folder written by `authpairs data export-hf`
+        return load_hf_export(path)
     if path.suffix == ".jsonl" or path.exists():
         return load_dataset(path)
     known = ", ".join(TRACKS.names())

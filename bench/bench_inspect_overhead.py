@@ -1,0 +1,239 @@
+"""Overhead side by side: the same 2,000 rendered prompts through authpairs, Inspect AI and a bare
+async HTTP client, all against one local OpenAI-compatible stub server on 127.0.0.1.
+
+* ``bare httpx`` -- the floor: pre-rendered payloads POSTed by ``httpx.AsyncClient`` with the same
+  concurrency, the answer text read from the JSON body; nothing recorded.
+* ``authpairs`` -- ``run_async`` with the OpenAI backend: render, hash, call, strict parse, one
+  SQLite case record + attempt per case (everything a run records; effects off).
+* ``inspect: authpairs/cases`` -- Inspect AI's ``openai-api`` provider running the authpairs task
+  (same rendering, strict scorer, metrics) and writing its ``.eval`` log.
+* ``inspect: generate only`` -- the same samples with Inspect's plain ``generate()`` and no scorer.
+
+Each variant runs in its own subprocess (peak RSS per variant); variants alternate within each
+repeat so their ratios are comparable on a noisy machine; the best wall time of ``--repeat`` counts.
+
+    python bench/bench_inspect_overhead.py [--cases 2000] [--repeat 3] [--concurrency 16] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+VARIANTS = ("bare httpx", "authpairs", "inspect: authpairs/cases", "inspect: generate only")
+SUPPRESSED_WARNINGS = "ignore::DeprecationWarning"
+
+
+def _dataset(n: int) -> Any:
+    sys.path.insert(0, str(HERE))
+    from bench_harness import generated_cases
+
+    from authpairs.cases.dataset import Dataset
+
+    return Dataset("generated", generated_cases(n))  # type: ignore[arg-type]
+
+
+def _bare(base_url: str, dataset: Any, concurrency: int) -> int:
+    import httpx
+
+    from authpairs.review.interfaces import get_interface
+
+    interface = get_interface("direct")
+    payloads = [{"model": "stub", "messages": interface.render(c.public).messages,
+                 "temperature": 0.0, "max_tokens": 2048} for c in dataset]
+
+    async def main() -> int:
+        semaphore = asyncio.Semaphore(concurrency)
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60.0) as client:
+
+            async def one(payload: dict[str, Any]) -> str:
+                async with semaphore:
+                    reply = await client.post("/chat/completions", json=payload)
+                    reply.raise_for_status()
+                    return str(reply.json()["choices"][0]["message"]["content"])
+
+            answers = await asyncio.gather(*(one(p) for p in payloads))
+        return len(answers)
+
+    return asyncio.run(main())
+
+
+def _authpairs(base_url: str, dataset: Any, concurrency: int, tmp: Path) -> int:
+    from authpairs.runs.api import run_async
+    from authpairs.runs.config import RunConfig
+
+    config = RunConfig.model_validate({
+        "dataset": "generated", "split": "all", "enforce": False, "concurrency": concurrency,
+        "records": str(tmp / "records.sqlite"), "run_id": "bench",
+        "reviewer": {"interface": "direct", "backend": {
+            "kind": "openai", "base_urls": [base_url], "model": "stub", "api_key_env": "NONE",
+            "concurrency_per_endpoint": concurrency}}})
+    state = asyncio.run(run_async(config, progress=False, dataset=dataset))
+    return state.completed_now
+
+
+def _inspect(base_url: str, dataset: Any, concurrency: int, tmp: Path, scorer: bool) -> int:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+    from inspect_ai.solver import generate
+
+    from authpairs.integrations.inspect_task import build_samples
+    from authpairs.integrations.inspect_tasks import cases
+    from authpairs.review.interfaces import get_interface
+
+    path = tmp / "generated.jsonl"
+    dataset.write_jsonl(path)
+    model = get_model("openai-api/stub/stub", base_url=base_url, api_key="unused")
+    if scorer:
+        task = cases(dataset=str(path), interface="direct", split="all", enforce=False)
+    else:
+        task = Task(dataset=build_samples(dataset, get_interface("direct")), solver=generate(),
+                    name="generate_only")
+    logs = inspect_eval(task, model=model, log_dir=str(tmp / "logs"), display="none",
+                        max_connections=concurrency, max_samples=concurrency,
+                        temperature=0.0, max_tokens=2048)
+    assert logs[0].status == "success", logs[0].error
+    return len(logs[0].samples or [])
+
+
+def _preload(variant: str) -> None:
+    """Import everything a variant uses before the clock starts (imports are not overhead)."""
+    import httpx  # noqa: F401
+
+    import authpairs.review.interfaces
+    if variant == "authpairs":
+        import authpairs.enforce.enforcer
+        import authpairs.runs.api
+    elif variant.startswith("inspect"):
+        import inspect_ai
+        import inspect_ai.model._providers.openai_compatible  # noqa: F401
+        import openai  # noqa: F401
+
+        import authpairs.integrations.inspect_tasks  # noqa: F401
+
+
+def child(variant: str, base_url: str, n: int, concurrency: int) -> dict[str, float]:
+    """Run one variant in this process; report wall time and peak RSS."""
+    import warnings
+
+    warnings.simplefilter("ignore", DeprecationWarning)
+    dataset = _dataset(n)
+    _preload(variant)
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        started, cpu_started = time.perf_counter(), time.process_time()
+        if variant == "bare httpx":
+            done = _bare(base_url, dataset, concurrency)
+        elif variant == "authpairs":
+            done = _authpairs(base_url, dataset, concurrency, tmp)
+        else:
+            done = _inspect(base_url, dataset, concurrency, tmp,
+                            scorer=variant == "inspect: authpairs/cases")
+        elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
+    assert done == n, f"{variant}: {done} of {n} prompts answered"
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": elapsed, "cpu_s": cpu, "cases_per_s": n / elapsed,
+            "peak_rss_mib": peak_mib}
+
+
+def start_stub() -> tuple[subprocess.Popen[str], str]:
+    """Start the stub server; return it and its base URL."""
+    process = subprocess.Popen([sys.executable, str(HERE / "openai_stub.py")],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline().split()
+    if len(line) != 2 or line[0] != "PORT":
+        process.kill()
+        raise RuntimeError(f"stub server did not start: {line}")
+    return process, f"http://127.0.0.1:{line[1]}/v1"
+
+
+def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat: int,
+          concurrency: int) -> str:
+    """Markdown results."""
+    floor = best["bare httpx"]["seconds"]
+    cpu_floor = best["bare httpx"]["cpu_s"]
+    ours = best["authpairs"]["seconds"] / floor
+    ours_cpu = best["authpairs"]["cpu_s"] / cpu_floor
+    verdict = "met" if ours <= 1.05 else "missed"
+    lines = [f"### Overhead next to Inspect AI ({datetime.now(UTC):%Y-%m-%d}, {n} rendered "
+             f"prompts, stub server on 127.0.0.1, concurrency {concurrency}, best of {repeat}; "
+             f"Inspect variants best of {inspect_repeat})",
+             "",
+             "| variant | wall time | prompts/s | wall ratio to bare | client CPU time | "
+             "CPU ratio to bare | peak RSS |",
+             "|---|---|---|---|---|---|---|"]
+    for name in VARIANTS:
+        if name not in best:
+            continue
+        result = best[name]
+        lines.append(f"| {name} | {result['seconds']:.2f} s | {result['cases_per_s']:.0f} | "
+                     f"{result['seconds'] / floor:.2f} | {result['cpu_s']:.2f} s | "
+                     f"{result['cpu_s'] / cpu_floor:.2f} | {result['peak_rss_mib']:.0f} MiB |")
+    lines += ["", f"Target: authpairs within 5% of the bare client (ratio <= 1.05): **{verdict}** "
+              f"(wall {ours:.2f}, client CPU {ours_cpu:.2f}). The stub does no work, so these are "
+              "client-side costs; the stub process shares the machine's cores with the client. "
+              "Client CPU time (user+sys of the client process while it ran) is less sensitive "
+              "to other load on the machine than wall time."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Run every variant ``--repeat`` times against one stub server and print a table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--inspect-repeat", type=int, default=1,
+                        help="repeats of the (slow) Inspect variants")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="comma-separated subset of the variants")
+    parser.add_argument("--write", action="store_true",
+                        help="write bench/results/inspect_overhead.md")
+    parser.add_argument("--child", nargs=2, metavar=("VARIANT", "BASE_URL"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], args.cases, args.concurrency)))
+        return
+    stub, base_url = start_stub()
+    best: dict[str, dict[str, float]] = {}
+    try:
+        chosen = [v for v in VARIANTS if v in args.variants.split(",")]
+        for round_no in range(args.repeat):
+            for name in chosen:
+                if name.startswith("inspect") and round_no >= args.inspect_repeat:
+                    continue
+                out = subprocess.run(
+                    [sys.executable, "-W", SUPPRESSED_WARNINGS, __file__, "--cases",
+                     str(args.cases), "--concurrency", str(args.concurrency), "--child", name,
+                     base_url], check=True, capture_output=True, text=True).stdout
+                result = json.loads(out.strip().splitlines()[-1])
+                print(f"{name}: {result['seconds']:.2f} s, CPU {result['cpu_s']:.2f} s, "
+                      f"{result['peak_rss_mib']:.0f} MiB", file=sys.stderr)
+                if name not in best or result["seconds"] < best[name]["seconds"]:
+                    best[name] = result
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)
+    text = table(best, args.cases, args.repeat, args.inspect_repeat, args.concurrency)
+    print(text)
+    if args.write:
+        (HERE / "results" / "inspect_overhead.md").write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

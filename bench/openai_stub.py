@@ -1,0 +1,79 @@
+"""A tiny OpenAI-compatible chat-completions stub on 127.0.0.1 (raw asyncio, HTTP/1.1 keep-alive).
+
+Every POST answers one fixed completion (a clean direct-interface decision) with token usage;
+GET /health and /v1/models answer too. It does no work per request beyond reading the body, so a
+benchmark against it measures the clients. Prints ``PORT <n>`` once listening; stops on SIGTERM.
+
+    python bench/openai_stub.py [--port 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+
+ANSWER = json.dumps({
+    "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "stub",
+    "choices": [{"index": 0, "finish_reason": "stop",
+                 "message": {"role": "assistant", "content": '{"decision": "BLOCK"}'}}],
+    "usage": {"prompt_tokens": 400, "completion_tokens": 7, "total_tokens": 407},
+}).encode()
+MODELS = json.dumps({"object": "list", "data": [{"id": "stub", "object": "model"}]}).encode()
+
+
+def _response(body: bytes, status: str = "200 OK") -> bytes:
+    head = (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n")
+    return head.encode() + body
+
+
+async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Serve requests on one connection until the client closes it."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path = lines[0].split(" ")[:2]
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip())
+            if length:
+                await reader.readexactly(length)
+            if method == "POST":
+                writer.write(_response(ANSWER))
+            elif path.endswith("/models") or path.endswith("/health"):
+                writer.write(_response(MODELS))
+            else:
+                writer.write(_response(b"{}", "404 Not Found"))
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve(port: int) -> None:
+    """Listen on 127.0.0.1 until SIGTERM/SIGINT."""
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with server:
+        await stop.wait()
+
+
+def main() -> None:
+    """Parse arguments and serve."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    asyncio.run(serve(parser.parse_args().port))
+
+
+if __name__ == "__main__":
+    main()

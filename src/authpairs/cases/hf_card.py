@@ -1,0 +1,118 @@
+"""The dataset card (README.md) of an exported Hugging Face dataset folder.
+
+The YAML front matter is what the Hub reads: ``configs`` (``public`` is the default; each config's
+splits point at its own Parquet files), ``dataset_info`` (features and split sizes per config),
+``license`` and ``pretty_name``. The body describes the configs, the sources with their licences
+and revisions, and how to cite the paper.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import yaml
+
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.hf import (
+    DOCUMENT_FIELDS,
+    PAPER_CITATION,
+    PUBLIC_COLUMNS,
+    REFERENCE_COLUMNS,
+    licences,
+    split_file,
+)
+
+
+def hub_license_id(licence: str) -> str:
+    """The Hub licence id for a source licence string ('Apache-2.0 (synthetic)' -> apache-2.0)."""
+    first = licence.split(" ")[0].strip().lower()
+    known = {"apache-2.0", "mit", "cc-by-4.0", "cc-by-sa-4.0", "cc0-1.0", "bsd-3-clause",
+             "bsd-2-clause", "mpl-2.0"}
+    return first if first in known else "other"
+
+
+def _features(columns: dict[str, str]) -> list[dict[str, Any]]:
+    features: list[dict[str, Any]] = []
+    for name, dtype in columns.items():
+        if dtype == "documents":
+            features.append({"name": name, "list": [{"name": f, "dtype": "string"}
+                                                    for f in DOCUMENT_FIELDS]})
+        else:
+            features.append({"name": name, "dtype": dtype})
+    return features
+
+
+def card_metadata(dataset: Dataset, counts: dict[str, int]) -> dict[str, Any]:
+    """The YAML front matter of the card."""
+    ids = sorted({hub_license_id(text) for text in licences(dataset)})
+    configs, infos = [], []
+    for config, columns in (("public", PUBLIC_COLUMNS), ("reference", REFERENCE_COLUMNS)):
+        entry: dict[str, Any] = {
+            "config_name": config,
+            "data_files": [{"split": s, "path": split_file(config, s)} for s in counts]}
+        if config == "public":
+            entry["default"] = True
+        configs.append(entry)
+        infos.append({"config_name": config, "features": _features(columns),
+                      "splits": [{"name": s, "num_examples": n} for s, n in counts.items()]})
+    return {"pretty_name": f"AuthorizationPairs ({dataset.name})",
+            "license": ids[0] if len(ids) == 1 else ids,
+            "task_categories": ["text-classification"], "language": ["en"],
+            "tags": ["authorization", "guardrails", "access-control", "llm-evaluation"],
+            "configs": configs, "dataset_info": infos}
+
+
+def _sources_table(dataset: Dataset) -> str:
+    rows: Counter[tuple[str, str, str]] = Counter(
+        (c.source.track, c.source.revision or "-", c.source.licence or "unspecified")
+        for c in dataset)
+    lines = ["| track | revision | licence | cases |", "|---|---|---|---|"]
+    lines += [f"| {t} | {r} | {lic} | {n} |" for (t, r, lic), n in sorted(rows.items())]
+    return "\n".join(lines)
+
+
+def dataset_card(dataset: Dataset, counts: dict[str, int]) -> str:
+    """The full README.md: YAML front matter plus a short description."""
+    front = yaml.safe_dump(card_metadata(dataset, counts), sort_keys=False, allow_unicode=True)
+    manifest = dataset.manifest()
+    splits = ", ".join(f"{s}: {n}" for s, n in counts.items())
+    return f"""---
+{front}---
+
+# AuthorizationPairs: {dataset.name}
+
+Request-level authorization cases exported by `authpairs data export-hf` ({len(dataset)} cases;
+{splits}). Each case asks whether a policy permits one request under the given evidence.
+
+## Configs
+
+* `public` (default) -- everything a reviewer may see: the request, the policy text, the
+  evidence and the public effect descriptor. Free-form objects (`arguments`, `environment`,
+  `evidence_state`, `effect_params`) are canonical JSON strings.
+* `reference` -- the reference label (`lawful`/`forbidden`), permission expression, derived
+  facts, notes, grouping attributes (family, domain, engine, ...) and provenance. Publish only
+  `public` to withhold labels from a leaderboard.
+
+Both configs are joined on `case_id`; `position` keeps the dataset's order.
+
+```python
+from datasets import load_dataset
+public = load_dataset("parquet", data_files={{"dev": "public/dev-*.parquet"}})
+```
+
+`authpairs run --dataset THIS_FOLDER` runs the cases directly (both configs are needed).
+
+Public manifest SHA-256: `{manifest.public_sha256}`
+(full: `{manifest.full_sha256}`); runs on this folder and on the original dataset share it.
+
+## Sources and licences
+
+{_sources_table(dataset)}
+
+## Citation
+
+```bibtex
+{PAPER_CITATION}
+```
+"""

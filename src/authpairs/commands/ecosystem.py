@@ -1,0 +1,78 @@
+"""Ecosystem commands: ``import-inspect`` (Inspect AI log -> run records) and
+``data export-hf`` (a dataset -> Hugging Face Parquet folder with a dataset card)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from authpairs.cases.dataset import DatasetError
+from authpairs.report.console import make_console
+from authpairs.runs.store import RecordStoreError
+
+console = make_console()
+
+
+def _fail(message: object) -> None:
+    console.print(f"[red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code=2)
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add ``import-inspect`` to the CLI and ``export-hf`` to the ``data`` group."""
+
+    @app.command("import-inspect")
+    def import_inspect(
+        log: Annotated[Path, typer.Argument(help="Inspect eval log (.eval or .json).")],
+        run_id: Annotated[str, typer.Option("--run-id", help="Run id for the records.")],
+        records: Annotated[Path, typer.Option("--records", help="SQLite records file.")]
+        = Path("runs/authpairs.sqlite"),
+    ) -> None:
+        """Turn an Inspect AI log of an authpairs task into authpairs run records.
+
+        Samples are matched to cases by SHA-256 of the exact input; a log of another task,
+        dataset version or prompt is refused and nothing is written.
+        """
+        try:
+            from authpairs.integrations.inspect_import import (
+                InspectImportError,
+                import_inspect_log,
+            )
+        except ImportError as exc:
+            _fail(f"Inspect AI is not installed ({exc}): pip install 'authpairs[inspect]'")
+            return
+        try:
+            result = import_inspect_log(log, run_id, records)
+        except (InspectImportError, DatasetError, RecordStoreError) as exc:
+            _fail(exc)
+            return
+        console.print(f"run [bold]{result.run_id}[/] in {records}: {result.samples} samples, "
+                      f"{result.imported} records written, {result.already_present} already "
+                      "present", highlight=False)
+        if result.errored:
+            console.print(f"[yellow]{len(result.errored)} samples ended in an error and have no "
+                          f"record: {', '.join(result.errored[:10])}[/]", highlight=False)
+
+    @data_app.command("export-hf")
+    def export_hf_cmd(
+        dataset: Annotated[str, typer.Option(
+            "--dataset", help="'language', 'native', 'examples', a .jsonl or exported folder.")],
+        out: Annotated[Path, typer.Option("--out", help="Folder to write.")],
+        force: Annotated[bool, typer.Option(
+            "--force", help="Replace an export in a folder that already holds files.")]
+        = False,
+    ) -> None:
+        """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
+        from authpairs.cases.hf import ExportError, export_hf
+        from authpairs.tracks.registry import resolve_dataset
+
+        try:
+            counts = export_hf(resolve_dataset(dataset), out, force=force)
+        except (ExportError, DatasetError) as exc:
+            _fail(exc)
+            return
+        sizes = ", ".join(f"{split} {n}" for split, n in counts.items())
+        console.print(f"wrote {out}: configs public + reference ({sizes}) and README.md",
+                      highlight=False)

@@ -1,0 +1,1 @@
+"""Integrations with other evaluation ecosystems: Inspect AI tasks and log import."""

@@ -1,0 +1,268 @@
+"""Build an Inspect AI task over authpairs cases: samples, strict scorer and authpairs metrics.
+
+* **Samples** are the public views rendered by one authpairs review interface: the exact system
+  and user messages, the case id as sample id and the input's SHA-256 as sample metadata. No
+  reference label, expression, fact or grouping attribute is in a sample; the scorer looks the
+  reference up by case id in the dataset it loads itself.
+* **Scorer** turns the model output into a :class:`ChatResponse`, applies the interface's strict
+  parser (anything but a clean decision is unavailable, never ALLOW), dispatches the decision to
+  the authpairs enforcement point when enforcement is on and the case carries an effect, and
+  keeps the resulting authpairs :class:`CaseRecord` in the score's metadata.
+* **Metrics** are computed by authpairs' own scoring over those records: usable correctness,
+  incorrect approvals, false denials, unavailable, abstentions (and effect counts when enforced),
+  overall and grouped by case attributes such as family (language) or engine (native).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import TaskState, generate
+
+from authpairs.analysis.scoring import Score as AuthScore
+from authpairs.analysis.scoring import score_by, score_records
+from authpairs.backends.base import ChatResponse
+from authpairs.cases.dataset import Dataset
+from authpairs.enforce.base import Enforcer
+from authpairs.enforce.enforcer import LocalEnforcer
+from authpairs.integrations.inspect_requests import (
+    chat_request_of,
+    finish_reason_of,
+    generate_config_for,
+    to_inspect_messages,
+)
+from authpairs.review.interfaces import ReviewInterface, get_interface
+from authpairs.runs.records import CaseRecord
+from authpairs.tracks.registry import resolve_dataset
+
+RECORD_KEY = "authpairs_record"
+INSPECT_RUN_ID = "inspect"
+TASK_METADATA_KEY = "authpairs"
+DEFAULT_GROUPS: dict[str, tuple[str, ...]] = {
+    "language": ("family", "domain"),
+    "native": ("engine",),
+}
+MEASURES = ("usable_correctness", "incorrect_approvals", "false_denials", "unavailable",
+            "abstentions")
+EFFECT_MEASURES = ("forbidden_effects", "lawful_completions", "audit_failures")
+
+_DATASETS: dict[tuple[str, str, int | None], Dataset] = {}
+_DATASETS_LOCK = threading.Lock()
+
+
+def load_task_dataset(name: str, split: str, limit: int | None) -> Dataset:
+    """The selected cases of a dataset, loaded once per process (task and scorer share it)."""
+    key = (name, split, limit)
+    with _DATASETS_LOCK:
+        if key not in _DATASETS:
+            _DATASETS[key] = resolve_dataset(name).select(split, limit)
+        return _DATASETS[key]
+
+
+def build_samples(dataset: Dataset, interface: ReviewInterface) -> list[Sample]:
+    """One Inspect sample per case: the rendered public view and its input hash, nothing else."""
+    samples = []
+    for case in dataset:
+        request = interface.render(case.public)
+        samples.append(Sample(id=case.case_id, input=to_inspect_messages(request),
+                              metadata={"input_sha256": request.sha256()}))
+    return samples
+
+
+def shared_response_format(dataset: Dataset, interface: ReviewInterface
+                           ) -> dict[str, Any] | None:
+    """The interface's response format (it depends on the interface only, not on the case)."""
+    return interface.render(dataset.cases[0].public).response_format
+
+
+@dataclass
+class EnforcerHolder:
+    """Opens one sandboxed enforcement point on first use and closes it after the last sample
+    (or at interpreter exit if a run is cancelled). Re-opens if used after closing."""
+
+    pending: int
+    _enforcer: Enforcer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> Enforcer:
+        """The open enforcer."""
+        with self._lock:
+            if self._enforcer is None:
+                enforcer = LocalEnforcer()
+                enforcer.__enter__()
+                self._enforcer = enforcer
+                atexit.register(self.close)
+            return self._enforcer
+
+    def sample_done(self) -> None:
+        """Count one finished sample; close the sandbox after the last one."""
+        with self._lock:
+            self.pending -= 1
+            last = self.pending <= 0
+        if last:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the sandbox (idempotent)."""
+        with self._lock:
+            enforcer, self._enforcer = self._enforcer, None
+        if enforcer is not None:
+            enforcer.__exit__(None, None, None)
+            atexit.unregister(self.close)
+
+
+_HOLDERS: dict[str, EnforcerHolder] = {}
+
+
+def records_of(scores: list[SampleScore]) -> list[CaseRecord]:
+    """The authpairs case records kept in the scores' metadata."""
+    records = []
+    for sample_score in scores:
+        data = (sample_score.score.metadata or {}).get(RECORD_KEY)
+        if data is None:
+            raise ValueError(f"sample {sample_score.sample_id}: score has no authpairs record "
+                             "(authpairs metrics need the authpairs scorer and one epoch)")
+        records.append(CaseRecord.model_validate(data))
+    return records
+
+
+def _measures(score: AuthScore, prefix: str = "") -> dict[str, float]:
+    values: dict[str, float] = {
+        f"{prefix}usable_correctness": score.usable_correctness,
+        f"{prefix}incorrect_approvals": float(score.incorrect_approvals),
+        f"{prefix}false_denials": float(score.false_denials),
+        f"{prefix}unavailable": float(score.unavailable),
+        f"{prefix}abstentions": float(score.abstentions),
+    }
+    if score.enforced:
+        values[f"{prefix}forbidden_effects"] = float(score.forbidden_effects)
+        values[f"{prefix}lawful_completions"] = float(score.lawful_completions)
+        values[f"{prefix}audit_failures"] = float(score.audit_failures)
+    return values
+
+
+@metric
+def authpairs_measures() -> Metric:
+    """Usable correctness (rate over all cases) and the counts of incorrect approvals, false
+    denials, unavailable responses and abstentions (plus effect counts when enforced)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _measures(score_records(records_of(scores)))
+
+    return compute
+
+
+@metric
+def authpairs_grouped(attribute: str) -> Metric:
+    """The same measures per value of a case attribute, named ``ATTRIBUTE=VALUE/measure``."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values: dict[str, float] = {}
+        for key, group in score_by(records_of(scores), attribute).items():
+            values.update(_measures(group, prefix=f"{attribute}={key}/"))
+        return values
+
+    return compute
+
+
+def _metrics(groups: tuple[str, ...]) -> list[Metric | dict[str, list[Metric]]]:
+    return [authpairs_measures(), *(authpairs_grouped(a) for a in groups)]
+
+
+@scorer(metrics=[authpairs_measures()])
+def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev",
+                     limit: int | None = None, enforce: bool = True,
+                     holder_key: str = "") -> Scorer:
+    """Strictly parse the answer, enforce the effect (when on), score against the reference."""
+    cases = load_task_dataset(dataset, split, limit).by_id()
+    review = get_interface(interface)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        case = cases[str(state.sample_id)]
+        request = review.render(case.public)
+        sent = chat_request_of(state.input, request.response_format)
+        output = state.output
+        usage = output.usage
+        response = ChatResponse(
+            text=output.completion if output.choices else None,
+            finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
+            input_tokens=usage.input_tokens if usage else 0,
+            output_tokens=usage.output_tokens if usage else 0,
+            reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
+            latency_s=output.time or 0.0)
+        outcome = review.parse(response)
+        effect = None
+        holder = _HOLDERS.get(holder_key)
+        if enforce and holder is not None and case.public.effect is not None:
+            enforcer = holder.get()
+            effect = await anyio.to_thread.run_sync(
+                enforcer.enforce, case.case_id, case.public.effect, outcome.dispatch)
+        record = CaseRecord(
+            run_id=INSPECT_RUN_ID, case_id=case.case_id, input_sha256=sent.sha256(),
+            status=outcome.status, decision=outcome.decision,
+            reason_code=outcome.reason_code.value if outcome.reason_code else None,
+            dispatch=outcome.dispatch, label=case.reference.label.value,
+            resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
+            attributes=case.attributes, input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
+            finish_reason=response.finish_reason, latency_s=response.latency_s,
+            effect=effect, checks=outcome.checks)
+        correct = outcome.usable and (outcome.dispatch.value == "ALLOW") == record.lawful
+        answer = (outcome.decision.value if outcome.decision is not None
+                  else f"unavailable:{record.reason_code}")
+        return Score(value=1.0 if correct else 0.0, answer=answer,
+                     explanation=outcome.detail or None,
+                     metadata={RECORD_KEY: record.model_dump(mode="json")})
+
+    return score
+
+
+def authpairs_task(dataset: str, *, interface: str = "schema", split: str = "dev",
+                   limit: int | None = None, enforce: bool = True,
+                   group_by: tuple[str, ...] | None = None) -> Task:
+    """The Inspect task for one authpairs dataset rendered through one interface."""
+    cases = load_task_dataset(dataset, split, limit)
+    if len(cases) == 0:
+        raise ValueError(f"dataset '{dataset}' has no cases in split '{split}'")
+    review = get_interface(interface)
+    response_format = shared_response_format(cases, review)
+    groups = group_by if group_by is not None else DEFAULT_GROUPS.get(dataset, ("family",))
+    holder_key = uuid.uuid4().hex
+    holder: EnforcerHolder | None = None
+    if enforce and any(c.public.effect is not None for c in cases):
+        holder = _HOLDERS[holder_key] = EnforcerHolder(pending=len(cases))
+
+    async def cleanup(state: TaskState) -> None:
+        if holder is not None:
+            holder.sample_done()
+
+    manifest = cases.manifest()
+    return Task(
+        dataset=MemoryDataset(build_samples(cases, review), name=cases.name),
+        solver=generate(),
+        scorer=authpairs_scorer(dataset, interface, split, limit, enforce, holder_key),
+        metrics=_metrics(groups),
+        config=generate_config_for(response_format),
+        cleanup=cleanup if holder is not None else None,
+        metadata={TASK_METADATA_KEY: {
+            "dataset": dataset, "interface": interface, "split": split, "limit": limit,
+            "enforce": enforce, "manifest": manifest.to_dict(),
+            "template_sha256": review.template_hashes()}},
+    )

@@ -1,0 +1,38 @@
+"""The Inspect AI tasks of authpairs, registered through the ``inspect_ai`` entry point.
+
+    inspect eval authpairs/language --model openai-api/local/SmolLM2 -T interface=direct
+    inspect eval authpairs/native --model mockllm/model -T split=dev -T limit=20
+    inspect eval authpairs/cases -T dataset=path/to/cases.jsonl --model ...
+
+Task parameters: ``interface`` (direct, structured, schema), ``split`` (dev, test, all),
+``limit`` (first N cases), ``enforce`` (execute ALLOWed effects in the authpairs sandbox).
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from authpairs.integrations.inspect_task import authpairs_task
+
+
+@task
+def language(interface: str = "schema", split: str = "dev", limit: int | None = None,
+             enforce: bool = True) -> Task:
+    """The language track: prose policies and evidence, effects executed and verified."""
+    return authpairs_task("language", interface=interface, split=split, limit=limit,
+                          enforce=enforce)
+
+
+@task
+def native(interface: str = "schema", split: str = "dev", limit: int | None = None) -> Task:
+    """The native-policy track: OpenFGA and Cedar requests, decision only."""
+    return authpairs_task("native", interface=interface, split=split, limit=limit,
+                          enforce=False)
+
+
+@task
+def cases(dataset: str, interface: str = "schema", split: str = "dev",
+          limit: int | None = None, enforce: bool = True) -> Task:
+    """Any authpairs dataset: 'examples', a JSONL case file or an exported Hugging Face folder."""
+    return authpairs_task(dataset, interface=interface, split=split, limit=limit,
+                          enforce=enforce)
