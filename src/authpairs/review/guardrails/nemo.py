@@ -18,6 +18,7 @@ NeMo's Boolean controls dispatch. The record keeps three cases apart (paper A.2)
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
@@ -126,12 +127,16 @@ class NemoSelfCheckReviewer:
         from nemoguardrails import RailsConfig
         from nemoguardrails.llm.taskmanager import LLMTaskManager
 
-        config = RailsConfig.from_content(config={
-            "models": [],
-            "rails": {"input": {"flows": ["self check input"]}},
-            "prompts": [{"task": TASK, "content": prompt_content}],
-        })
-        return config, LLMTaskManager(config)
+        with warnings.catch_warnings():
+            # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which this
+            # configuration never sets.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            config = RailsConfig.from_content(config={
+                "models": [],
+                "rails": {"input": {"flows": ["self check input"]}},
+                "prompts": [{"task": TASK, "content": prompt_content}],
+            })
+            return config, LLMTaskManager(config)
 
     def render(self, case: PublicCase) -> ChatRequest:
         """NeMo's own rendering of its task prompt; the NeMo inputs travel in ``options``."""
