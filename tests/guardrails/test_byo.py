@@ -51,7 +51,7 @@ async def test_a_callable_that_raises_is_unavailable_not_a_crash(examples: Datas
 
 
 def test_unknown_names_and_bad_options_are_clear_errors() -> None:
-    with pytest.raises(ReviewerError, match="unknown guardrail 'nope'.*nemo-self-check"):
+    with pytest.raises(ReviewerError, match=r"unknown guardrail 'nope'.*nemo-self-check"):
         resolve_guardrail("nope")
     with pytest.raises(ReviewerError, match="cannot import"):
         resolve_guardrail("no_such_module_xyz:review")

@@ -62,5 +62,6 @@ def test_policyguard_rejects_any_extra_text(noise: str, label: str) -> None:
     for text in (label + noise, noise + label):
         if text.strip().lower() in ("violation", "no_violation"):
             continue
-        outcome = get_interface("policyguard").parse(ChatResponse(text=text, finish_reason="length"))
+        response = ChatResponse(text=text, finish_reason="length")
+        outcome = get_interface("policyguard").parse(response)
         assert outcome.status is OutcomeStatus.UNAVAILABLE

@@ -115,7 +115,7 @@ async def test_transport_rules_match_the_model_backends(service: str,
         await _outcomes(_reviewer(url=f"{service}/bad"), examples)
     with pytest.raises(TransportError):
         await _outcomes(_reviewer(url="http://127.0.0.1:9/none"), examples)
-    with pytest.raises(ReviewerError, match="guardrail_options.url"):
+    with pytest.raises(ReviewerError, match=r"guardrail_options\.url"):
         _reviewer(field="x")
     with pytest.raises(ReviewerError, match="values"):
         _reviewer(url=service, values={"x": "MAYBE"})
