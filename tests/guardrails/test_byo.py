@@ -124,3 +124,17 @@ def test_cli_runs_a_callable_by_import_path(tmp_path: Path) -> None:
     unknown = runner.invoke(app, ["run", "--dataset", "examples", "--guardrail", "nope",
                                   "--records", str(tmp_path / "r.sqlite"), "--quiet"])
     assert unknown.exit_code == 2 and "unknown guardrail 'nope'" in unknown.output
+
+
+def test_the_callable_source_is_hashed_into_the_run() -> None:
+    reviewer = resolve_guardrail(f"{GUARDS}:review").build("g", {}, None, SamplingConfig())
+    hashes = reviewer.template_hashes()
+    assert list(hashes) == ["callable:g"] and len(hashes["callable:g"]) == 64
+
+
+def test_unset_guardrail_fields_leave_run_identity_unchanged() -> None:
+    plain = RunConfig(dataset="examples")
+    assert "guardrail" not in plain.identity()["reviewer"]
+    guarded = RunConfig(dataset="examples", reviewer={"guardrail": f"{GUARDS}:review"})
+    assert guarded.identity()["reviewer"]["guardrail"] == f"{GUARDS}:review"
+    assert guarded.sha256() != plain.sha256()

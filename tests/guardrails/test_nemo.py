@@ -93,3 +93,10 @@ def test_policy_text_is_literal_for_nemos_jinja() -> None:
     text = "Use {{ secret }} and {% if x %} and {% endraw %} literally"
     assert SandboxedEnvironment().from_string(jinja_literal(text)).render() == text
     assert recognised_word("No.") == "no" and recognised_word("maybe later") is None
+
+
+async def test_recorded_input_is_what_the_backend_received(examples: Dataset) -> None:
+    """So a NeMo run can be replayed: the record's input hash is the backend request's."""
+    _outcome, backend, request = await _run("No", examples)
+    assert backend.requests[0].sha256() == request.sha256()
+    assert request.options is None and request.prompt is None

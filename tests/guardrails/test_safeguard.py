@@ -99,3 +99,14 @@ def test_chat_requests_keep_their_identity() -> None:
     request = ChatRequest(messages=[{"role": "user", "content": "x"}])
     assert request.sha256() == sha256_hex({"messages": [{"role": "user", "content": "x"}],
                                            "response_format": None})
+
+
+def test_configured_extra_body_merges_with_interface_options() -> None:
+    from authpairs.backends.base import ChatRequest
+    from authpairs.backends.openai_http import build_payload
+
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}],
+                          options={"chat_template_kwargs": {"think": True}})
+    payload = build_payload("m", request, SamplingConfig(),
+                            {"chat_template_kwargs": {"enable_thinking": False}})
+    assert payload["chat_template_kwargs"] == {"think": True, "enable_thinking": False}

@@ -55,7 +55,10 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
         del payload["messages"]
         payload["prompt"] = request.prompt
     payload.update(request.options or {})
-    payload.update(extra_body)
+    for key, value in extra_body.items():  # the configuration wins; nested dicts are merged
+        current = payload.get(key)
+        payload[key] = ({**current, **value} if isinstance(current, dict)
+                        and isinstance(value, dict) else value)
     return payload
 
 

@@ -169,4 +169,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         for message in request.messages:
             console.rule(message["role"])
             console.print(message["content"], markup=False, highlight=False)
+        if request.prompt is not None:
+            console.rule("raw completion prompt")
+            console.print(request.prompt, markup=False, highlight=False)
         console.rule(f"input sha256 {request.sha256()}")

@@ -80,6 +80,9 @@ class RunConfig(BaseModel):
         """
         data = self.model_dump(mode="json", exclude=_NOT_IDENTITY)
         data["reviewer"]["backend"] = self.reviewer.backend.identity()
+        for optional in ("interface_options", "guardrail", "guardrail_options"):
+            if not data["reviewer"][optional]:
+                del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged
         return data
 
     def sha256(self) -> str:

@@ -75,6 +75,7 @@ class _BackendLLM:
         self.backend = backend
         self.sampling = sampling
         self.response: ChatResponse | None = None
+        self.sent: ChatRequest | None = None
         self.error: BaseException | None = None
 
     @property
@@ -98,11 +99,11 @@ class _BackendLLM:
         else:
             messages = [{"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""}
                         for m in prompt]
+        self.sent = ChatRequest(messages=messages)
         try:
             # The run's sampling settings apply (not NeMo's lowest temperature / 1024 tokens),
             # so the configuration file states every generation setting.
-            self.response = await self.backend.complete(ChatRequest(messages=messages),
-                                                        self.sampling)
+            self.response = await self.backend.complete(self.sent, self.sampling)
         except BaseException as exc:
             self.error = exc
             raise
@@ -122,6 +123,8 @@ class NemoSelfCheckReviewer:
         _import_nemo()
         self.backend = backend
         self.sampling = sampling
+        self._inputs: dict[str, tuple[str, str]] = {}
+        """Request hash -> (NeMo prompt content, user input), filled by :meth:`render`."""
 
     def _rails(self, prompt_content: str) -> tuple[Any, Any]:
         from nemoguardrails import RailsConfig
@@ -139,7 +142,8 @@ class NemoSelfCheckReviewer:
             return config, LLMTaskManager(config)
 
     def render(self, case: PublicCase) -> ChatRequest:
-        """NeMo's own rendering of its task prompt; the NeMo inputs travel in ``options``."""
+        """NeMo's own rendering of its task prompt: exactly the request NeMo will send, so the
+        recorded input hash is the backend's (replay works); the inputs are kept for answer."""
         context = case.model_dump(mode="json")
         policy = render("policy.j2", **context).rstrip("\n")
         prompt_content = render(PROMPT_TEMPLATE, policy_block=jinja_literal(policy))
@@ -148,25 +152,31 @@ class NemoSelfCheckReviewer:
         rendered = manager.render_task_prompt(task=TASK, context={"user_input": user_input})
         if not isinstance(rendered, str):
             raise ReviewerError(f"NeMo rendered the {TASK} prompt as {type(rendered).__name__}")
-        return ChatRequest(messages=[{"role": "user", "content": rendered}],
-                           options={"nemo_prompt": prompt_content, "user_input": user_input})
+        request = ChatRequest(messages=[{"role": "user", "content": rendered}])
+        self._inputs[request.sha256()] = (prompt_content, user_input)
+        return request
 
     async def answer(self, request: ChatRequest) -> NemoResponse:
         """Invoke NeMo's real action; its LLM call goes to the configured backend."""
         from nemoguardrails.library.self_check.input_check.actions import self_check_input
 
-        options = request.options or {}
-        config, manager = self._rails(str(options["nemo_prompt"]))
+        inputs = self._inputs.get(request.sha256())
+        if inputs is None:
+            raise ReviewerError("nemo-self-check answered a request it did not render")
+        prompt_content, user_input = inputs
+        config, manager = self._rails(prompt_content)
         llm = _BackendLLM(self.backend, self.sampling)
         try:
             outcome = await self_check_input(llms={}, llm_task_manager=manager, llm=llm,
-                                             config=config,
-                                             user_message=str(options["user_input"]))
+                                             config=config, user_message=user_input)
         except Exception as exc:
             if isinstance(llm.error, AuthpairsError):
                 raise llm.error from exc  # TransportError is retried; BackendError stops
             raise ReviewerError(f"NeMo self_check_input failed: {exc}") from exc
         allowed = str(getattr(outcome.decision, "value", outcome.decision)) == "allow"
+        if llm.sent is not None and llm.sent.sha256() != request.sha256():
+            raise ReviewerError("NeMo sent a different prompt than the one rendered and "
+                                "recorded for this case")
         base = llm.response or ChatResponse(text=None, finish_reason="stop")
         return NemoResponse(**base.model_dump(), native_allowed=allowed)
 

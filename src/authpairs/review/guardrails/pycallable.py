@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
+from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError, TransportError
 from authpairs.review.guardrails.answers import case_of, case_request, check_parser, parse_with
@@ -95,8 +96,12 @@ class CallableReviewer:
         return parse_with(self.parser, response.text or "")
 
     def template_hashes(self) -> dict[str, str]:
-        """A callable uses no templates."""
-        return {}
+        """SHA-256 of the callable's source (when Python can find it), keyed by its path."""
+        try:
+            source = inspect.getsource(self.func)
+        except (OSError, TypeError):
+            return {}
+        return {f"callable:{self.target}": sha256_hex(source)}
 
     def describe(self) -> dict[str, Any]:
         """The callable's import path and parser."""
