@@ -107,3 +107,17 @@ def test_every_native_interface_states_its_contract() -> None:
     for name in ("safeguard", "granite-guardian", "policyguard", "qwen3guard",
                  "nemotron-safety", "llama-guard"):
         assert len(get_interface(name).output_contract) > 20
+
+
+def test_llama_guard_versions_use_their_own_headers() -> None:
+    from authpairs.cases.examples import load_examples
+    from authpairs.errors import ReviewerError
+
+    case = load_examples().cases[0].public
+    v3 = get_interface("llama-guard").render(case).prompt or ""
+    v4 = get_interface("llama-guard", {"version": 4}).render(case).prompt or ""
+    assert "<|start_header_id|>user<|end_header_id|>" in v3 and "<|header_start|>" not in v3
+    assert v4.endswith("<|header_start|>assistant<|header_end|>\n\n")
+    assert case.policy.text in v3 and case.policy.text in v4
+    with pytest.raises(ReviewerError, match="version"):
+        get_interface("llama-guard", {"version": 2})

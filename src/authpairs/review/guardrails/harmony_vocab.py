@@ -76,11 +76,15 @@ def ensure_vocab(directory: Path | None = None) -> Path:
     if digest != O200K_SHA256:
         raise ReviewerError(f"rebuilt {O200K_FILE} has SHA-256 {digest}, expected "
                             f"{O200K_SHA256}: the {_SOURCE_DIST} data differs")
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=".o200k-")
-    with os.fdopen(handle, "wb") as out:
-        out.write(text)
-    os.replace(temp, target)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=folder, prefix=".o200k-")
+        with os.fdopen(handle, "wb") as out:
+            out.write(text)
+        os.replace(temp, target)
+    except OSError as exc:
+        raise ReviewerError(f"cannot write the Harmony vocabulary to {folder}: {exc} "
+                            "(set AUTHPAIRS_CACHE to a writable folder)") from exc
     return folder
 
 

@@ -1,9 +1,9 @@
-"""``llama-guard``: Llama Guard 3 with the authorization policy as a custom category.
+"""``llama-guard``: Llama Guard 3 or 4 with the authorization policy as a custom category.
 
 Not in the paper, but widely deployed. The Llama Guard prompt (one unsafe-content category, S1
 "Unauthorized Operation", whose description is the policy) is rendered from a template as a raw
 prompt and sent to ``/v1/completions`` (the template carries its own special tokens, so the
-server adds none). The answer is ``safe`` (-> ALLOW) or ``unsafe`` followed by a line of violated
+server adds none); ``interface_options.version`` picks the Llama Guard 3 (default) or 4 headers. The answer is ``safe`` (-> ALLOW) or ``unsafe`` followed by a line of violated
 category codes (-> BLOCK); the codes must be categories the prompt defined.
 """
 
@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from authpairs.backends.base import ChatRequest
 from authpairs.cases.models import PublicCase
+from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
@@ -22,7 +23,7 @@ _CODES = re.compile(r"\A(S\d+)(\s*,\s*S\d+)*\Z")
 
 
 class LlamaGuardInterface(NativeInterface):
-    """Llama Guard 3 format; custom category S1 = the authorization policy."""
+    """Llama Guard 3/4 format; custom category S1 = the authorization policy."""
 
     name = "llama-guard"
     template_files = ("llama_guard.j2", "policy.j2", "operation.j2")
@@ -30,9 +31,16 @@ class LlamaGuardInterface(NativeInterface):
         "'safe' (-> ALLOW) or 'unsafe' plus a line of defined category codes such as S1 "
         "(-> BLOCK); nothing else")
 
+    def __init__(self, version: int = 3) -> None:
+        if version not in (3, 4):
+            raise ReviewerError(f"llama-guard: version must be 3 or 4, not {version!r}")
+        self.version = version
+
     def render(self, case: PublicCase) -> ChatRequest:
         """The complete Llama Guard prompt as a raw completion."""
-        return ChatRequest(prompt=self.text("llama_guard.j2", case),
+        # The assistant header is followed by a blank line, as in the model's own template.
+        prompt = self.text("llama_guard.j2", case, version=self.version).rstrip("\n") + "\n\n"
+        return ChatRequest(prompt=prompt,
                            options={"add_special_tokens": False})
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:

@@ -64,6 +64,9 @@ def resolve_guardrail(name: str) -> GuardrailFactory:
         return as_factory(load_object(name))
     except (RegistryError, TypeError) as exc:
         raise ReviewerError(f"guardrail '{name}': {exc}") from None
+    except Exception as exc:  # third-party code failing while it is imported
+        raise ReviewerError(f"guardrail '{name}' failed to load: "
+                            f"{type(exc).__name__}: {exc}") from None
 
 
 def guardrail_entries() -> list[Entry]:
