@@ -3,8 +3,9 @@
 Not in the paper, but widely deployed. The Llama Guard prompt (one unsafe-content category, S1
 "Unauthorized Operation", whose description is the policy) is rendered from a template as a raw
 prompt and sent to ``/v1/completions`` (the template carries its own special tokens, so the
-server adds none); ``interface_options.version`` picks the Llama Guard 3 (default) or 4 headers. The answer is ``safe`` (-> ALLOW) or ``unsafe`` followed by a line of violated
-category codes (-> BLOCK); the codes must be categories the prompt defined.
+server adds none); ``interface_options.version`` picks the Llama Guard 3 (default) or 4
+headers. The answer is ``safe`` (-> ALLOW) or ``unsafe`` followed by a line of violated category
+codes (-> BLOCK); the codes must be categories the prompt defined.
 """
 
 from __future__ import annotations
