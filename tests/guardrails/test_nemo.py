@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import TransportError
 from authpairs.review.guardrails.nemo import (
+    NemoResponse,
     NemoSelfCheckGuardrail,
     NemoSelfCheckReviewer,
     jinja_literal,
@@ -100,3 +103,18 @@ async def test_recorded_input_is_what_the_backend_received(examples: Dataset) ->
     _outcome, backend, request = await _run("No", examples)
     assert backend.requests[0].sha256() == request.sha256()
     assert request.options is None and request.prompt is None
+
+
+@settings(max_examples=120, deadline=None)
+@given(text=st.one_of(st.text(max_size=40), st.lists(st.sampled_from(
+    ["yes", "no", "safe", "unsafe", "Yes", "NO", " ", "\n", ".", "maybe", "blocked", ","]),
+    max_size=6).map("".join)), allowed=st.one_of(st.none(), st.booleans()))
+def test_nemo_parser_never_raises_and_decides_only_on_a_registered_word(
+        text: str, allowed: bool | None) -> None:
+    reviewer = NemoSelfCheckReviewer(_Answers(None), SamplingConfig())  # type: ignore[arg-type]
+    outcome = reviewer.parse(NemoResponse(text=text, finish_reason="stop",
+                                          native_allowed=allowed))
+    if outcome.status is OutcomeStatus.DECISION:
+        assert recognised_word(text) is not None
+    else:
+        assert outcome.dispatch.value == "BLOCK"
