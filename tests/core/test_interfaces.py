@@ -32,7 +32,12 @@ CASE = PublicCase(
 
 @pytest.mark.parametrize("name", interface_names())
 def test_every_public_field_is_rendered(name: str) -> None:
-    text = get_interface(name).render(CASE).messages[1]["content"]
+    request = get_interface(name).render(CASE)
+    # Chat messages, a raw completion prompt, and request options (e.g. Granite's criteria).
+    text = "\n".join([*(m["content"] for m in request.messages), request.prompt or "",
+                      *(v["guardian_config"]["custom_criteria"]
+                        for v in (request.options or {}).values()
+                        if isinstance(v, dict) and "guardian_config" in v)])
     for fragment in ["permit(principal, action, resource);", "entity User;", "user:anne",
                      "can_view", "doc:1", '"amount": 75', "2026-01-01T00:00:00Z", "audit",
                      "Anne is on the team.", "issued by HR", '{"mfa": true}',

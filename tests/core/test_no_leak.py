@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from authpairs.backends.base import ChatRequest
+from authpairs.backends.config import SamplingConfig
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.examples import load_examples
 from authpairs.cases.models import Case, Label
+from authpairs.review.guardrails.registry import resolve_guardrail
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.reviewers import BaselineReviewer
 from authpairs.tracks.language.cases import load_language_dataset
@@ -14,6 +19,14 @@ from authpairs.tracks.language.cases import load_language_dataset
 
 def _datasets() -> list[Dataset]:
     return [load_examples(), load_language_dataset()]
+
+
+def _request_text(request: ChatRequest) -> str:
+    """Everything a reviewer is sent: messages, a raw prompt and request options."""
+    parts = [m["content"] for m in request.messages]
+    parts.append(request.prompt or "")
+    parts.append(json.dumps(request.options or {}, sort_keys=True))
+    return "\n".join(parts)
 
 
 def _flip(case: Case) -> Case:
@@ -33,7 +46,7 @@ def test_prompts_depend_only_on_the_public_half(name: str) -> None:
             original = interface.render(case.public)
             flipped = _flip(case)
             assert interface.render(flipped.public) == original
-            text = "\n".join(m["content"] for m in original.messages)
+            text = _request_text(original)
             for secret in (case.reference.expression, case.reference.notes or None):
                 if secret:
                     assert secret not in text, f"{case.case_id}: reference text leaked"
@@ -64,3 +77,36 @@ def test_inspect_task_samples_depend_only_on_the_public_half() -> None:
             assert isinstance(sample.input, list) and isinstance(other.input, list)
             assert [m.text for m in sample.input] == [m.text for m in other.input]
             assert sample.metadata == other.metadata and sample.target == other.target == ""
+
+def _guardrail_reviewers() -> list[tuple[str, object]]:
+    """Every built-in guardrail that renders its own input (and a Python callable)."""
+    reviewers: list[tuple[str, object]] = [
+        ("callable", resolve_guardrail("tests.guardrails.guards:review").build(
+            "callable", {}, None, SamplingConfig())),
+        ("http", resolve_guardrail("http").build(
+            "http", {"url": "http://127.0.0.1:9/"}, None, SamplingConfig())),
+    ]
+    try:
+        import nemoguardrails  # noqa: F401
+    except ImportError:
+        return reviewers
+    from authpairs.review.guardrails.nemo import NemoSelfCheckReviewer
+
+    reviewers.append(("nemo-self-check", NemoSelfCheckReviewer(None, SamplingConfig())))  # type: ignore[arg-type]
+    return reviewers
+
+
+@pytest.mark.parametrize("name", ["callable", "http", "nemo-self-check"])
+def test_guardrail_inputs_depend_only_on_the_public_half(name: str) -> None:
+    found = dict(_guardrail_reviewers())
+    if name not in found:
+        pytest.skip("nemoguardrails (extra 'nemo') is not installed")
+    reviewer = found[name]
+    for case in load_examples():
+        original = reviewer.render(case.public)  # type: ignore[attr-defined]
+        assert reviewer.render(_flip(case).public) == original  # type: ignore[attr-defined]
+        text = _request_text(original)
+        for secret in (case.reference.expression, case.reference.notes or None):
+            if secret:
+                assert secret not in text, f"{case.case_id}: reference text leaked"
+        assert '"label"' not in text and "reference" not in text

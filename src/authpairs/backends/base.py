@@ -21,16 +21,33 @@ __all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "TransportE
 
 
 class ChatRequest(BaseModel):
-    """The exact reviewer input: chat messages plus an optional JSON-schema response format."""
+    """The exact reviewer input: chat messages plus an optional JSON-schema response format.
+
+    A request with ``prompt`` set is a *raw completion* (``POST /v1/completions``): the prompt is
+    already rendered in the model's native format (e.g. Harmony) and ``messages`` is empty.
+    ``options`` are request-specific body fields the interface needs (e.g. Harmony parsing needs
+    ``skip_special_tokens: false``); they are part of the input identity.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, str]] = Field(default_factory=list)
     response_format: dict[str, Any] | None = None
+    prompt: str | None = Field(default=None, description="Raw completion prompt, if any.")
+    options: dict[str, Any] | None = Field(default=None,
+                                           description="Request-specific body fields.")
 
     def sha256(self) -> str:
-        """SHA-256 of the canonical request: the identity used for records and replay."""
-        return sha256_hex(self.model_dump(mode="json"))
+        """SHA-256 of the canonical request: the identity used for records and replay.
+
+        Fields left at None (``prompt``, ``options``) are omitted, so chat requests keep the
+        identity they had before raw completions existed.
+        """
+        data = self.model_dump(mode="json")
+        for optional in ("prompt", "options"):
+            if data[optional] is None:
+                del data[optional]
+        return sha256_hex(data)
 
 
 class ChatResponse(BaseModel):

@@ -1,5 +1,8 @@
 """OpenAI-compatible chat completions over HTTP: vLLM, llama.cpp server, Ollama, OpenAI.
 
+A request with a raw ``prompt`` (native formats such as Harmony) goes to ``/completions``
+instead, with the same sampling, deadline and error rules.
+
 Requests are spread across one or several base URLs (the least-loaded endpoint first) with a
 bounded number in flight per endpoint. Sampling parameters, a JSON-schema ``response_format`` and
 an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given. Each request
@@ -47,7 +50,15 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
             payload[names.get(name, name)] = value
     if request.response_format is not None:
         payload["response_format"] = request.response_format
-    payload.update(extra_body)
+    if request.prompt is not None:
+        # Raw completion (POST /completions): the prompt replaces the chat messages.
+        del payload["messages"]
+        payload["prompt"] = request.prompt
+    payload.update(request.options or {})
+    for key, value in extra_body.items():  # the configuration wins; nested dicts are merged
+        current = payload.get(key)
+        payload[key] = ({**current, **value} if isinstance(current, dict)
+                        and isinstance(value, dict) else value)
     return payload
 
 
@@ -60,14 +71,20 @@ def parse_completion(body: dict[str, Any]) -> ChatResponse:
         raise TransportError(f"malformed completion body: {str(body)[:200]}") from exc
     usage = body.get("usage") or {}
     details = usage.get("completion_tokens_details") or {}
+    text = message.get("content") if "message" in choice else choice.get("text")
     return ChatResponse(
-        text=message.get("content"),
+        text=text,
         reasoning=message.get("reasoning_content") or message.get("reasoning"),
         finish_reason=choice.get("finish_reason"),
         input_tokens=int(usage.get("prompt_tokens") or 0),
         output_tokens=int(usage.get("completion_tokens") or 0),
         reasoning_tokens=int(details.get("reasoning_tokens") or 0),
     )
+
+
+def completion_path(request: ChatRequest) -> str:
+    """``completions`` for a raw-prompt request, ``chat/completions`` otherwise."""
+    return "completions" if request.prompt is not None else "chat/completions"
 
 
 class OpenAIBackend:
@@ -130,7 +147,8 @@ class OpenAIBackend:
                                         self.param_names)
                 try:
                     reply = await asyncio.wait_for(
-                        self._client.post(f"{endpoint.base_url}/chat/completions", json=payload),
+                        self._client.post(f"{endpoint.base_url}/{completion_path(request)}",
+                                          json=payload),
                         timeout=self.deadline_s)
                 except (httpx.TransportError, TimeoutError) as exc:
                     raise TransportError(

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from authpairs.analysis.scoring import score_by, score_records
+from authpairs.errors import MissingDependencyError, ReviewerError
 from authpairs.report.console import make_console
 from authpairs.report.jsonl import export_jsonl
 from authpairs.report.tables import print_scores, write_scores
@@ -71,6 +72,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option(help="Model name for the server.")] = None,
         baseline: Annotated[str | None, typer.Option(
             help="always-allow or always-block instead of a model.")] = None,
+        guardrail: Annotated[str | None, typer.Option(
+            help="A guardrail instead of an interface: a name from 'authpairs guardrails' "
+                 "or package.module:callable.")] = None,
         seed: Annotated[int | None, typer.Option(help="Sampling seed.")] = None,
         temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
         max_tokens: Annotated[int | None, typer.Option(help="Output token limit.")] = None,
@@ -96,13 +100,18 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "dataset": dataset, "split": split, "limit": limit,
             "reviewer.interface": interface, "reviewer.backend.kind": backend,
             "reviewer.backend.base_urls": base_url, "reviewer.backend.model": model,
-            "reviewer.baseline": baseline, "reviewer.sampling.seed": seed,
+            "reviewer.baseline": baseline, "reviewer.guardrail": guardrail,
+            "reviewer.sampling.seed": seed,
             "reviewer.sampling.temperature": temperature,
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id,
             "records": str(records) if records else None})
         config = build_config(config_file, overrides)
-        state = asyncio.run(run_async(config, progress=not quiet))
+        try:
+            state = asyncio.run(run_async(config, progress=not quiet))
+        except (ReviewerError, MissingDependencyError) as exc:
+            console.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+            raise typer.Exit(code=2) from None
         console.print(f"run [bold]{state.run_id}[/]: {state.total} cases, "
                       f"{state.already_done} already recorded, {state.completed_now} new")
         if state.infrastructure_failed:
@@ -161,4 +170,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         for message in request.messages:
             console.rule(message["role"])
             console.print(message["content"], markup=False, highlight=False)
+        if request.prompt is not None:
+            console.rule("raw completion prompt")
+            console.print(request.prompt, markup=False, highlight=False)
         console.rule(f"input sha256 {request.sha256()}")

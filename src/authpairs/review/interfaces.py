@@ -6,6 +6,10 @@ Built-in interfaces (SPEC "Reviewer configurations and interfaces"):
 * ``structured`` -- asks for a decision plus 1..12 checks (requirement, finding, <= 4 evidence).
 * ``schema`` -- the structured prompt plus JSON-schema constrained decoding.
 
+Native guardrail formats (``safeguard``, ``granite-guardian``, ``policyguard``, ``qwen3guard``,
+``nemotron-safety``, ``llama-guard``) live in :mod:`authpairs.review.guardrails` and are registered
+here lazily, so their optional libraries are imported only when one is used.
+
 Add an interface by subclassing :class:`ReviewInterface` and decorating it with
 :func:`register_interface`. An interface sees only :class:`~authpairs.cases.models.PublicCase`.
 """
@@ -33,6 +37,15 @@ class ReviewInterface:
     system_template: ClassVar[str] = "system.j2"
     answer_schema: ClassVar[dict[str, Any]]
     constrained: ClassVar[bool] = False
+    output_contract: ClassVar[str] = "one JSON object with a decision"
+    """One line: what output the strict parser accepts (shown by ``authpairs guardrails``)."""
+
+    def finish(self, response: ChatResponse) -> ChatResponse:
+        """Post-process a backend response before it is recorded (default: unchanged).
+
+        Native formats use this to separate reasoning from the answer and count its tokens.
+        """
+        return response
 
     def templates(self) -> list[str]:
         """Template files this interface renders (hashed into the run)."""
@@ -77,12 +90,17 @@ def register_interface(cls: type[ReviewInterface]) -> type[ReviewInterface]:
     return INTERFACES.add(cls.name, cls)
 
 
-def get_interface(name: str) -> ReviewInterface:
-    """Instantiate a registered interface; unknown names list the known ones."""
+def get_interface(name: str, options: dict[str, Any] | None = None) -> ReviewInterface:
+    """Instantiate a registered interface with its ``options``; unknown names list the known
+    ones, and options the interface does not take are a :class:`ReviewerError`."""
     try:
-        return INTERFACES.get(name)()
+        cls = INTERFACES.get(name)
     except RegistryError as exc:
         raise ReviewerError(str(exc)) from None
+    try:
+        return cls(**(options or {}))
+    except TypeError as exc:
+        raise ReviewerError(f"interface '{name}': bad interface_options: {exc}") from None
 
 
 def interface_names() -> list[str]:
@@ -97,6 +115,7 @@ class DirectInterface(ReviewInterface):
     name = "direct"
     user_template = "direct.j2"
     answer_schema = DIRECT_SCHEMA
+    output_contract = 'one JSON object {"decision": ALLOW|BLOCK|UNKNOWN}'
 
 
 @register_interface
@@ -106,6 +125,8 @@ class StructuredInterface(ReviewInterface):
     name = "structured"
     user_template = "structured.j2"
     answer_schema = STRUCTURED_SCHEMA
+    output_contract = ('one JSON object {"checks": [1..12 {requirement, finding, evidence '
+                       '(<= 4)}], "decision": ALLOW|BLOCK|UNKNOWN}')
 
 
 @register_interface
@@ -114,6 +135,19 @@ class SchemaInterface(StructuredInterface):
 
     name = "schema"
     constrained = True
+    output_contract = "the structured object, with JSON-schema constrained decoding"
+
+
+_NATIVE = "authpairs.review.guardrails"
+for _name, _target in {
+    "safeguard": f"{_NATIVE}.safeguard:SafeguardInterface",
+    "granite-guardian": f"{_NATIVE}.granite:GraniteGuardianInterface",
+    "policyguard": f"{_NATIVE}.policyguard:PolicyGuardInterface",
+    "qwen3guard": f"{_NATIVE}.qwen3guard:Qwen3GuardInterface",
+    "nemotron-safety": f"{_NATIVE}.nemotron:NemotronSafetyInterface",
+    "llama-guard": f"{_NATIVE}.llama_guard:LlamaGuardInterface",
+}.items():
+    INTERFACES.add_lazy(_name, _target)
 
 
 InterfaceFactory = Callable[[], ReviewInterface]

@@ -52,6 +52,11 @@ class ReasonCode(StrEnum):
     LENGTH = "length"  # generation stopped at the token limit
     FILTERED = "filtered"  # finish_reason content_filter or similar
     INFRASTRUCTURE = "infrastructure"  # transport failures exhausted every retry
+    NO_LABEL = "no_label"  # a guardrail's native output carries no whole, recognised label
+    NO_FINAL_CHANNEL = "no_final_channel"  # Harmony output without a final-channel message
+    MALFORMED = "malformed"  # native output that does not follow its format (e.g. bad Harmony)
+    NATIVE_FALLBACK = "native_fallback"  # the guardrail library fell back (no recognised word)
+    GUARDRAIL_ERROR = "guardrail_error"  # a user guardrail (callable, service) failed or erred
 
 
 class ReviewOutcome(BaseModel):

@@ -125,4 +125,13 @@ def parse_json_decision(text: str | None, finish_reason: str | None,
                                  checks=checks if isinstance(checks, list) else None)
 
 
-__all__ = ["parse_json_decision"]
+def parse_json_object(text: str | None) -> dict[str, Any] | ReviewOutcome:
+    """The single strict JSON object in ``text`` (same rules as :func:`parse_json_decision`),
+    or an unavailable outcome saying why not. For native formats with their own JSON verdicts."""
+    try:
+        return _decode_single_object(_extract_payload(text or ""))
+    except _Unavailable as exc:
+        return ReviewOutcome.unavailable(exc.reason, exc.detail)
+
+
+__all__ = ["parse_json_decision", "parse_json_object"]

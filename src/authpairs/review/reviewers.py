@@ -4,6 +4,9 @@
   strict parser decides.
 * :class:`BaselineReviewer` -- always-allow or always-block; calls no model, but its records have
   the same shape (an input hash and a formal attempt) so analysis treats every run alike.
+
+Guardrail reviewers (NeMo self-check, Python callables, HTTP services, plugins) live in
+:mod:`authpairs.review.guardrails` and follow the same :class:`Reviewer` protocol.
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ class ModelReviewer:
         return self.interface.render(case)
 
     async def answer(self, request: ChatRequest) -> ChatResponse:
-        """Ask the backend."""
-        return await self.backend.complete(request, self.sampling)
+        """Ask the backend; the interface may separate reasoning from the answer."""
+        return self.interface.finish(await self.backend.complete(request, self.sampling))
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
         """Parse with the interface's strict parser."""
@@ -69,7 +72,8 @@ class ModelReviewer:
 
     def describe(self) -> dict[str, Any]:
         """Interface and backend facts."""
-        return {"interface": self.interface.name, "backend": self.backend.describe()}
+        return {"interface": self.interface.name, "backend": self.backend.describe(),
+                "output_contract": self.interface.output_contract}
 
 
 class BaselineReviewer:

@@ -13,15 +13,14 @@ from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
-from authpairs.backends.factory import make_backend
 from authpairs.cases.dataset import Dataset
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
-from authpairs.review.interfaces import get_interface
-from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
+from authpairs.review.reviewers import Reviewer
 from authpairs.runs.config import RunConfig
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
 from authpairs.runs.records import RunInfo
+from authpairs.runs.reviewers import make_reviewer
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
 
@@ -69,12 +68,7 @@ async def run_async(config: RunConfig, *, progress: bool = True,
     run_id = config.resolved_run_id()
     async with AsyncExitStack() as stack:
         if reviewer is None:
-            if config.reviewer.baseline:
-                reviewer = BaselineReviewer(config.reviewer.baseline)
-            else:
-                backend = await stack.enter_async_context(make_backend(config.reviewer.backend))
-                reviewer = ModelReviewer(get_interface(config.reviewer.interface), backend,
-                                         config.reviewer.sampling)
+            reviewer = await make_reviewer(config.reviewer, stack)
         manifest = dataset.manifest()
         info = RunInfo(
             run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),

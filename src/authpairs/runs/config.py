@@ -44,6 +44,14 @@ class ReviewerConfig(BaseModel):
                            description="'direct', 'structured', 'schema', or a registered name.")
     baseline: Literal["always-allow", "always-block"] | None = Field(
         default=None, description="Use a baseline reviewer instead of a model.")
+    interface_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Interface arguments, e.g. safeguard reasoning_effort / rendering_date.")
+    guardrail: str | None = Field(
+        default=None, description="A guardrail instead of an interface: a registered name "
+        "('nemo-self-check', 'http', a plugin) or 'package.module:callable'.")
+    guardrail_options: dict[str, Any] = Field(
+        default_factory=dict, description="Guardrail arguments, e.g. the http service's url.")
     backend: BackendConfig = Field(default_factory=LocalBackendConfig)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
@@ -74,6 +82,9 @@ class RunConfig(BaseModel):
         """
         data = self.model_dump(mode="json", exclude=_NOT_IDENTITY)
         data["reviewer"]["backend"] = self.reviewer.backend.identity()
+        for optional in ("interface_options", "guardrail", "guardrail_options"):
+            if not data["reviewer"][optional]:
+                del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged
         return data
 
     def sha256(self) -> str:

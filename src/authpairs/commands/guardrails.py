@@ -1,0 +1,67 @@
+"""``authpairs guardrails``: every reviewer a run can use, its output contract and origin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from authpairs.report.console import make_console
+from authpairs.review.guardrails.registry import GUARDRAILS
+from authpairs.review.interfaces import INTERFACES
+
+console = make_console()
+
+BASELINES = {"always-allow": "calls no model; always ALLOW",
+             "always-block": "calls no model; always BLOCK"}
+
+
+@dataclass(frozen=True)
+class ReviewerListing:
+    """One row of the listing."""
+
+    name: str
+    kind: str
+    origin: str
+    contract: str
+
+
+def list_reviewers() -> list[ReviewerListing]:
+    """Interfaces, guardrails and baselines; a plugin that fails to load is listed with why."""
+    rows: list[ReviewerListing] = []
+    for registry, kind, use in ((INTERFACES, "interface", "--interface"),
+                                (GUARDRAILS, "guardrail", "--guardrail")):
+        for entry in registry.entries():
+            try:
+                contract = str(getattr(registry.get(entry.name), "output_contract", "")
+                               ) or "(not stated)"
+            except Exception as exc:  # a plugin that fails to import is listed, not fatal
+                contract = f"[fails to load] {exc}"
+            rows.append(ReviewerListing(entry.name, f"{kind} ({use})", entry.origin, contract))
+    rows.extend(ReviewerListing(name, "baseline (--baseline)", "built-in", contract)
+                for name, contract in BASELINES.items())
+    return rows
+
+
+def guardrails(
+    plain: Annotated[bool, typer.Option("--plain", help="Tab-separated, no table.")] = False,
+) -> None:
+    """List every reviewer: interfaces, guardrails (built-in and plugins) and baselines."""
+    rows = list_reviewers()
+    if plain:
+        for row in rows:
+            typer.echo("\t".join((row.name, row.kind, row.origin, row.contract)))
+        return
+    table = Table("name", "kind", "origin", "output contract", show_lines=True)
+    for row in rows:
+        table.add_row(row.name, row.kind, row.origin, row.contract)
+    console.print(table)
+    console.print("Any 'package.module:callable' also works: authpairs run --guardrail "
+                  "mypkg.guard:review (see docs/guardrails.md).")
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add ``guardrails``."""
+    app.command("guardrails")(guardrails)

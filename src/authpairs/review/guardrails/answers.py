@@ -1,0 +1,64 @@
+"""Named parsers for guardrails that answer with a string, and the case request they share.
+
+A Python callable or an HTTP service may answer with text rather than a :class:`Decision`. The
+text goes through a *named parser*: ``label`` (exactly ALLOW, BLOCK or UNKNOWN, case-insensitive),
+``json`` (one strict ``{"decision": ...}`` object), or the name of any registered interface, whose
+strict parser then applies (e.g. ``policyguard`` or ``qwen3guard``).
+"""
+
+from __future__ import annotations
+
+from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.cases.canonical import canonical_json
+from authpairs.cases.models import PublicCase
+from authpairs.errors import ReviewerError
+from authpairs.review.guardrails.labels import normalise
+from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.parsing import parse_json_decision
+from authpairs.review.schemas import DIRECT_SCHEMA
+
+BASIC_PARSERS = ("label", "json")
+
+
+def parser_names() -> list[str]:
+    """Every parser name a guardrail may use."""
+    return [*BASIC_PARSERS, *interface_names()]
+
+
+def check_parser(name: str) -> str:
+    """``name`` if it is a known parser, else a :class:`ReviewerError` listing the known ones."""
+    if name not in parser_names():
+        raise ReviewerError(f"unknown parser '{name}' (known: {', '.join(parser_names())})")
+    return name
+
+
+def parse_label(text: str) -> ReviewOutcome:
+    """Exactly one of ALLOW, BLOCK, UNKNOWN (surrounding whitespace and case ignored)."""
+    label = normalise(text).upper()
+    if label in Decision.__members__:
+        return ReviewOutcome.decided(Decision(label))
+    if not label:
+        return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty answer")
+    return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
+                                     f"{text.strip()[:40]!r} is not ALLOW, BLOCK or UNKNOWN")
+
+
+def parse_with(parser: str, text: str) -> ReviewOutcome:
+    """Parse a guardrail's string answer with the named parser."""
+    if parser == "label":
+        return parse_label(text)
+    if parser == "json":
+        return parse_json_decision(text, "stop", DIRECT_SCHEMA)
+    return get_interface(parser).parse(ChatResponse(text=text, finish_reason="stop"))
+
+
+def case_request(tag: str, case: PublicCase) -> ChatRequest:
+    """The reviewer input of a guardrail that receives the public case itself (as JSON)."""
+    return ChatRequest(messages=[{"role": "system", "content": tag},
+                                 {"role": "user", "content": canonical_json(case)}])
+
+
+def case_of(request: ChatRequest) -> PublicCase:
+    """The public case carried by a :func:`case_request`."""
+    return PublicCase.model_validate_json(request.messages[-1]["content"])

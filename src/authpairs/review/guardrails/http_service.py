@@ -1,0 +1,169 @@
+"""Bring your own guardrail as an HTTP service.
+
+Each case is POSTed as JSON to ``url``: the public case itself (``send: case``, default) or the
+prompt an interface renders for it (``send: prompt``: ``{"messages": [...]}`` or
+``{"prompt": "..."}``). One field of the JSON reply (``field``, a dotted path, default
+``decision``) is the verdict: mapped through ``values`` when given (e.g. ``{"safe": "ALLOW",
+"unsafe": "BLOCK"}``), else read by the named ``parser`` (default ``label``).
+
+Transport rules are the model backends': a refused connection, a timeout past ``deadline_s``,
+HTTP 429 or 5xx raise :class:`~authpairs.errors.TransportError` (recorded as infrastructure and
+retried); another 4xx raises :class:`~authpairs.errors.BackendError` and stops the run. A 2xx
+reply that is not JSON, lacks the field, or holds an unknown value is an *unavailable* record
+with a reason code, the raw reply kept as output text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any, ClassVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.backends.config import DEFAULT_DEADLINE_S, SamplingConfig
+from authpairs.cases.models import PublicCase
+from authpairs.errors import BackendError, ReviewerError, TransportError
+from authpairs.review.guardrails.answers import case_request, check_parser, parse_with
+from authpairs.review.guardrails.labels import normalise
+from authpairs.review.guardrails.registry import GuardrailFactory
+from authpairs.review.interfaces import ReviewInterface, get_interface
+from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+
+
+class HttpGuardrailOptions(BaseModel):
+    """``guardrail_options`` of the ``http`` guardrail."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="Where each case is POSTed.")
+    send: str = Field(default="case", pattern="^(case|prompt)$",
+                      description="'case' (the public case) or 'prompt' (an interface's prompt).")
+    interface: str = Field(default="direct", description="Interface rendering the prompt.")
+    field: str = Field(default="decision", description="Dotted path of the verdict field.")
+    values: dict[str, str] | None = Field(
+        default=None, description="Verdict value -> ALLOW/BLOCK/UNKNOWN (case-insensitive).")
+    parser: str = Field(default="label", description="Named parser for a string verdict.")
+    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, description="Per request.")
+    api_key_env: str | None = Field(default=None, description="Env var with a bearer token.")
+
+
+def field_value(body: Any, path: str) -> tuple[bool, Any]:
+    """``(found, value)`` of a dotted ``path`` inside a JSON value."""
+    node = body
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+class HttpGuardrailReviewer:
+    """POSTs each case to a guardrail service and reads one field of its reply."""
+
+    def __init__(self, options: HttpGuardrailOptions, *,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.options = options
+        check_parser(options.parser)
+        self.values: dict[str, Decision] | None = None
+        if options.values is not None:
+            try:
+                self.values = {normalise(k): Decision(v.upper())
+                               for k, v in options.values.items()}
+            except ValueError as exc:
+                raise ReviewerError(f"http guardrail: values: {exc}") from None
+        self.interface: ReviewInterface | None = (
+            get_interface(options.interface) if options.send == "prompt" else None)
+        token = os.environ.get(options.api_key_env) if options.api_key_env else None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._client = httpx.AsyncClient(headers=headers, transport=transport,
+                                         timeout=httpx.Timeout(options.deadline_s))
+
+    async def __aenter__(self) -> HttpGuardrailReviewer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """The public case, or the configured interface's prompt for it."""
+        if self.interface is not None:
+            return self.interface.render(case)
+        return case_request(f"guardrail-http:{self.options.url}", case)
+
+    def _body(self, request: ChatRequest) -> Any:
+        if self.interface is None:
+            return json.loads(request.messages[-1]["content"])
+        if request.prompt is not None:
+            return {"prompt": request.prompt}
+        return {"messages": request.messages}
+
+    async def answer(self, request: ChatRequest) -> ChatResponse:
+        """POST within the deadline; transport failures raise, any 2xx body is returned."""
+        url = self.options.url
+        started = time.perf_counter()
+        try:
+            reply = await asyncio.wait_for(self._client.post(url, json=self._body(request)),
+                                           timeout=self.options.deadline_s)
+        except (httpx.TransportError, TimeoutError) as exc:
+            raise TransportError(f"{url}: {type(exc).__name__}: {exc}") from exc
+        if reply.status_code == 429 or reply.status_code >= 500:
+            raise TransportError(f"{url}: HTTP {reply.status_code}: {reply.text[:200]}")
+        if reply.status_code >= 400:
+            raise BackendError(f"{url}: HTTP {reply.status_code}: {reply.text[:500]}")
+        return ChatResponse(text=reply.text, finish_reason="stop",
+                            latency_s=time.perf_counter() - started, endpoint=url)
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """The verdict field, through ``values`` or the named parser."""
+        try:
+            body = json.loads(response.text or "")
+        except ValueError:
+            return ReviewOutcome.unavailable(ReasonCode.NOT_JSON, "service reply is not JSON")
+        found, value = field_value(body, self.options.field)
+        if not found:
+            return ReviewOutcome.unavailable(ReasonCode.MISSING_FIELD,
+                                             f"reply has no field '{self.options.field}'")
+        if self.values is not None:
+            key = normalise(value if isinstance(value, str) else json.dumps(value))
+            if key not in self.values:
+                return ReviewOutcome.unavailable(ReasonCode.INVALID_VALUE,
+                                                 f"'{self.options.field}' = {key[:40]!r} is not "
+                                                 "a configured value")
+            return ReviewOutcome.decided(self.values[key])
+        if not isinstance(value, str):
+            return ReviewOutcome.unavailable(ReasonCode.WRONG_TYPE,
+                                             f"'{self.options.field}' is not a string")
+        return parse_with(self.options.parser, value)
+
+    def template_hashes(self) -> dict[str, str]:
+        """The prompt interface's template hashes (none when the case is sent)."""
+        return self.interface.template_hashes() if self.interface is not None else {}
+
+    def describe(self) -> dict[str, Any]:
+        """The service URL and how its reply is read."""
+        return {"guardrail": "http", "url": self.options.url, "send": self.options.send,
+                "field": self.options.field, "parser": self.options.parser}
+
+
+class HttpGuardrail(GuardrailFactory):
+    """Factory of :class:`HttpGuardrailReviewer` (registered as ``http``)."""
+
+    output_contract: ClassVar[str] = (
+        "JSON reply; the configured field mapped through 'values' or read by the named parser")
+
+    def build(self, name: str, options: dict[str, Any], backend: Backend | None,
+              sampling: SamplingConfig) -> HttpGuardrailReviewer:
+        """Validate ``options`` (see :class:`HttpGuardrailOptions`) and build the reviewer."""
+        try:
+            parsed = HttpGuardrailOptions.model_validate(options)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"]) or "(options)"
+            raise ReviewerError(f"guardrail '{name}': guardrail_options.{where}: "
+                                f"{error['msg']}") from None
+        return HttpGuardrailReviewer(parsed)

@@ -1,0 +1,51 @@
+"""Base class of the native guardrail interfaces: a template set, a contract, a label parser."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from authpairs.backends.base import ChatResponse
+from authpairs.cases.models import PublicCase
+from authpairs.review.guardrails.labels import finish_problem
+from authpairs.review.interfaces import ReviewInterface
+from authpairs.review.outcome import ReasonCode, ReviewOutcome
+from authpairs.review.templates import render
+
+
+class NativeInterface(ReviewInterface):
+    """A guardrail's own input format and output contract.
+
+    Subclasses list their ``template_files`` (hashed into the run), render the public case with
+    them, and implement :meth:`parse_text`. ``length_ok`` lets a parser accept a whole label that
+    ends exactly at the output limit (PolicyGuard).
+    """
+
+    template_files: ClassVar[tuple[str, ...]]
+    answer_schema: ClassVar[dict[str, Any]] = {}
+    length_ok: ClassVar[bool] = False
+
+    def templates(self) -> list[str]:
+        """The template files this interface renders."""
+        return list(self.template_files)
+
+    @staticmethod
+    def context(case: PublicCase) -> dict[str, Any]:
+        """The public case as template context."""
+        return case.model_dump(mode="json")
+
+    def text(self, template: str, case: PublicCase, **extra: Any) -> str:
+        """Render one of this interface's templates for ``case``."""
+        return render(template, **self.context(case), **extra)
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """Check the finish reason and emptiness, then parse the label strictly."""
+        problem = finish_problem(response.finish_reason, length_ok=self.length_ok)
+        if problem is not None:
+            return problem
+        if response.text is None or not response.text.strip():
+            return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty response")
+        return self.parse_text(response.text, response.finish_reason)
+
+    def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
+        """Map a non-empty answer to a decision, or to unavailable with a reason code."""
+        raise NotImplementedError

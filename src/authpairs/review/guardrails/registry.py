@@ -1,0 +1,74 @@
+"""The guardrail registry: name -> a factory that builds a :class:`Reviewer`.
+
+:data:`GUARDRAILS` is an :class:`authpairs.registry.Registry` (entry-point group
+``authpairs.guardrails``). A registered object may be
+
+* a :class:`GuardrailFactory` subclass or instance (full control: it builds the reviewer), or
+* a plain Python callable ``review(case: PublicCase) -> Decision | str`` (sync or async), which is
+  wrapped in :class:`~authpairs.review.guardrails.pycallable.CallableGuardrail`.
+
+A reviewer configuration may also name an import path ``"package.module:attribute"`` directly
+(``authpairs run --guardrail mypkg.guard:review``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from authpairs.errors import ReviewerError
+from authpairs.registry import Entry, Registry, RegistryError, load_object
+
+if TYPE_CHECKING:
+    from authpairs.backends.base import Backend
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.review.reviewers import Reviewer
+
+
+class GuardrailFactory:
+    """Builds a reviewer for a guardrail. Subclass it and register the subclass."""
+
+    output_contract: ClassVar[str] = "a decision (ALLOW/BLOCK/UNKNOWN)"
+    needs_backend: ClassVar[bool] = False
+    """True when the guardrail calls the configured model backend (e.g. NeMo self-check)."""
+
+    def build(self, name: str, options: dict[str, Any], backend: Backend | None,
+              sampling: SamplingConfig) -> Reviewer:
+        """The reviewer for this guardrail with ``options`` (from ``guardrail_options``)."""
+        raise NotImplementedError
+
+
+def as_factory(raw: object) -> GuardrailFactory:
+    """Turn a registered object into a :class:`GuardrailFactory` (see the module docstring)."""
+    if isinstance(raw, type) and issubclass(raw, GuardrailFactory):
+        return raw()
+    if isinstance(raw, GuardrailFactory):
+        return raw
+    if callable(raw):
+        from authpairs.review.guardrails.pycallable import CallableGuardrail
+
+        return CallableGuardrail(raw)
+    raise TypeError(f"{raw!r} is neither a GuardrailFactory nor a callable")
+
+
+GUARDRAILS: Registry[GuardrailFactory] = Registry("guardrails", as_factory)
+"""Guardrail name -> factory (built-ins here; plugins through entry points)."""
+GUARDRAILS.add_lazy("nemo-self-check", "authpairs.review.guardrails.nemo:NemoSelfCheckGuardrail")
+GUARDRAILS.add_lazy("http", "authpairs.review.guardrails.http_service:HttpGuardrail")
+
+
+def resolve_guardrail(name: str) -> GuardrailFactory:
+    """A registered guardrail, or an import path ``module:attribute``; clear errors otherwise."""
+    try:
+        if name in GUARDRAILS or ":" not in name:
+            return GUARDRAILS.get(name)
+        return as_factory(load_object(name))
+    except (RegistryError, TypeError) as exc:
+        raise ReviewerError(f"guardrail '{name}': {exc}") from None
+    except Exception as exc:  # third-party code failing while it is imported
+        raise ReviewerError(f"guardrail '{name}' failed to load: "
+                            f"{type(exc).__name__}: {exc}") from None
+
+
+def guardrail_entries() -> list[Entry]:
+    """Every registered guardrail with its origin (built-in or plugin)."""
+    return GUARDRAILS.entries()

@@ -1,0 +1,123 @@
+"""Recorded-format outputs for every native parser: clean, borderline and malformed."""
+
+from __future__ import annotations
+
+import pytest
+
+from authpairs.backends.base import ChatResponse
+from authpairs.review.interfaces import get_interface
+from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode
+
+HARMONY_ANALYSIS = "<|channel|>analysis<|message|>The delegation is revoked, so 1.<|end|>"
+HARMONY_FINAL = "<|start|>assistant<|channel|>final<|message|>{label}<|return|>"
+FINAL_ONLY = "<|channel|>final<|message|>{label}<|return|>"
+
+A, B = Decision.ALLOW, Decision.BLOCK
+U = OutcomeStatus.UNAVAILABLE
+CASES: list[tuple[str, str, str | None, Decision | ReasonCode]] = [
+    # safeguard (Harmony)
+    ("safeguard", HARMONY_ANALYSIS + HARMONY_FINAL.format(label="1"), "stop", B),
+    ("safeguard", HARMONY_ANALYSIS + HARMONY_FINAL.format(label="0"), "stop", A),
+    ("safeguard", "<|channel|>final<|message|> 0\n", "stop", A),
+    ("safeguard", HARMONY_ANALYSIS, "stop", ReasonCode.NO_FINAL_CHANNEL),
+    ("safeguard", "<|channel|>analysis<|message|>1<|end|>", "stop", ReasonCode.NO_FINAL_CHANNEL),
+    ("safeguard", HARMONY_ANALYSIS + HARMONY_FINAL.format(label="1"), "length", ReasonCode.LENGTH),
+    ("safeguard", FINAL_ONLY.format(label="violation"), "stop", ReasonCode.NO_LABEL),
+    ("safeguard", FINAL_ONLY.format(label="1."), "stop", ReasonCode.NO_LABEL),
+    ("safeguard", HARMONY_FINAL.format(label="1"), "stop", ReasonCode.MALFORMED),
+    ("safeguard", "1", "stop", ReasonCode.MALFORMED),
+    ("safeguard", "<|channel|>final<|message|>0<|end|><|start|>assistant<|channel|>final"
+     "<|message|>1<|return|>", "stop", ReasonCode.MULTIPLE_OBJECTS),
+    ("safeguard", "", "stop", ReasonCode.EMPTY),
+    # granite-guardian
+    ("granite-guardian", "<think>The grant is active.</think>\n<score> no </score>", "stop", A),
+    ("granite-guardian", "<think>x</think><score> yes </score>", "stop", B),
+    ("granite-guardian", "<score>YES</score>\n", "stop", B),
+    ("granite-guardian", "<think>x</think><score> maybe </score>", "stop", ReasonCode.NO_LABEL),
+    ("granite-guardian", "<think>unfinished", "stop", ReasonCode.MALFORMED),
+    ("granite-guardian", "<score> no </score> because", "stop", ReasonCode.EXTRA_PROSE),
+    ("granite-guardian", "no", "stop", ReasonCode.NO_LABEL),
+    ("granite-guardian", "<think>x</think><score> no", "length", ReasonCode.LENGTH),
+    # policyguard
+    ("policyguard", "violation", "stop", B),
+    ("policyguard", "no_violation", "stop", A),
+    ("policyguard", " No_Violation \n", "stop", A),
+    ("policyguard", "no_violation", "length", A),  # a whole label at the 4-token limit
+    ("policyguard", "violation", "length", B),
+    ("policyguard", "no_viol", "length", ReasonCode.LENGTH),  # partial label at the limit
+    ("policyguard", "no violation", "stop", ReasonCode.NO_LABEL),
+    ("policyguard", "violation.", "stop", ReasonCode.NO_LABEL),
+    ("policyguard", "violation detected", "stop", ReasonCode.NO_LABEL),
+    ("policyguard", "no_violation", "content_filter", ReasonCode.FILTERED),
+    # qwen3guard
+    ("qwen3guard", "Safety: Safe\nCategories: None", "stop", A),
+    ("qwen3guard", "Safety: Unsafe\nCategories: Unethical Acts", "stop", B),
+    ("qwen3guard", "Safety: Controversial\nCategories: Non-violent Illegal Acts", "stop", B),
+    ("qwen3guard", "  safety:   SAFE  \n", "stop", A),
+    ("qwen3guard", "Safety: Safe\nCategories: Weather", "stop", ReasonCode.INVALID_VALUE),
+    ("qwen3guard", "Safety: Fine", "stop", ReasonCode.NO_LABEL),
+    ("qwen3guard", "The request is Safety: Safe", "stop", ReasonCode.NO_LABEL),
+    ("qwen3guard", "Safety: Safe\nCategories: None\nRefusal: No", "stop",
+     ReasonCode.EXTRA_PROSE),
+    # nemotron-safety
+    ("nemotron-safety", '<think>allowed</think>\n{"User Safety": "safe"}', "stop", A),
+    ("nemotron-safety", '{"User Safety": "unsafe", "Safety Categories": "Unauthorized operation"}',
+     "stop", B),
+    ("nemotron-safety", '```json\n{"User Safety": " Unsafe "}\n```', "stop", B),
+    ("nemotron-safety", '{"User Safety": "maybe"}', "stop", ReasonCode.INVALID_VALUE),
+    ("nemotron-safety", '{"Verdict": "safe"}', "stop", ReasonCode.EXTRA_FIELD),
+    ("nemotron-safety", '{"Safety Categories": "x"}', "stop", ReasonCode.MISSING_FIELD),
+    ("nemotron-safety", '{"User Safety": "safe", "User Safety": "unsafe"}', "stop",
+     ReasonCode.DUPLICATE_KEY),
+    ("nemotron-safety", 'User Safety: safe', "stop", ReasonCode.NOT_JSON),
+    ("nemotron-safety", '<think>x</think>{"User Safety": "safe"} ok', "stop",
+     ReasonCode.EXTRA_PROSE),
+    # llama-guard
+    ("llama-guard", "safe", "stop", A),
+    ("llama-guard", "\n\nunsafe\nS1", "stop", B),
+    ("llama-guard", "Unsafe", "stop", B),
+    ("llama-guard", "unsafe\nS7", "stop", ReasonCode.INVALID_VALUE),
+    ("llama-guard", "safe\nS1", "stop", ReasonCode.EXTRA_PROSE),
+    ("llama-guard", "unsafe\nbecause", "stop", ReasonCode.EXTRA_PROSE),
+    ("llama-guard", "The request is safe", "stop", ReasonCode.NO_LABEL),
+    ("llama-guard", "saf", "length", ReasonCode.LENGTH),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "finish", "expected"), CASES)
+def test_recorded_outputs(name: str, text: str, finish: str | None,
+                          expected: Decision | ReasonCode) -> None:
+    outcome = get_interface(name).parse(ChatResponse(text=text, finish_reason=finish))
+    if isinstance(expected, Decision):
+        assert outcome.status is OutcomeStatus.DECISION, outcome
+        assert outcome.decision is expected
+    else:
+        assert outcome.status is U, outcome
+        assert outcome.reason_code is expected, outcome
+        assert outcome.dispatch.value == "BLOCK"
+
+
+def test_safeguard_never_reads_a_label_from_the_analysis_channel() -> None:
+    text = "<|channel|>analysis<|message|>0<|end|>"
+    outcome = get_interface("safeguard").parse(ChatResponse(text=text, finish_reason="stop"))
+    assert outcome.reason_code is ReasonCode.NO_FINAL_CHANNEL
+
+
+def test_every_native_interface_states_its_contract() -> None:
+    for name in ("safeguard", "granite-guardian", "policyguard", "qwen3guard",
+                 "nemotron-safety", "llama-guard"):
+        assert len(get_interface(name).output_contract) > 20
+
+
+def test_llama_guard_versions_use_their_own_headers() -> None:
+    from authpairs.cases.examples import load_examples
+    from authpairs.errors import ReviewerError
+
+    case = load_examples().cases[0].public
+    v3 = get_interface("llama-guard").render(case).prompt or ""
+    v4 = get_interface("llama-guard", {"version": 4}).render(case).prompt or ""
+    assert "<|start_header_id|>user<|end_header_id|>" in v3 and "<|header_start|>" not in v3
+    assert v4.endswith("<|header_start|>assistant<|header_end|>\n\n")
+    assert case.policy.text in v3 and case.policy.text in v4
+    with pytest.raises(ReviewerError, match="version"):
+        get_interface("llama-guard", {"version": 2})

@@ -1,0 +1,112 @@
+"""Safeguard: Harmony rendering, frozen date, reasoning effort, reasoning tokens, raw completion."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from authpairs.backends.base import ChatResponse
+from authpairs.backends.config import SamplingConfig
+from authpairs.backends.openai_http import OpenAIBackend
+from authpairs.cases.dataset import Dataset
+from authpairs.errors import ReviewerError
+from authpairs.review.guardrails.harmony_vocab import O200K_SHA256, ensure_vocab
+from authpairs.review.interfaces import get_interface
+from authpairs.review.reviewers import ModelReviewer
+
+ANSWER = ("<|channel|>analysis<|message|>Delegation revoked before the refund.<|end|>"
+          "<|start|>assistant<|channel|>final<|message|>1<|return|>")
+
+
+def test_prompt_is_harmony_with_policy_as_developer_message(examples: Dataset) -> None:
+    case = examples.cases[0].public
+    request = get_interface("safeguard").render(case)
+    assert request.messages == [] and request.prompt is not None
+    prompt = request.prompt
+    assert prompt.startswith("<|start|>system<|message|>")
+    assert "Current date: 2026-10-10" in prompt and "Reasoning: medium" in prompt
+    developer = prompt.split("<|start|>developer<|message|>", 1)[1].split("<|end|>", 1)[0]
+    assert case.policy.text in developer
+    user = prompt.split("<|start|>user<|message|>", 1)[1].split("<|end|>", 1)[0]
+    assert case.request.resource in user and case.policy.text not in user
+    assert prompt.endswith("<|start|>assistant")
+    assert request.options == {"skip_special_tokens": False}
+
+
+def test_effort_and_date_are_configurable_and_frozen(examples: Dataset) -> None:
+    case = examples.cases[0].public
+    high = get_interface("safeguard", {"reasoning_effort": "high",
+                                       "rendering_date": "2025-01-02"}).render(case)
+    assert "Reasoning: high" in (high.prompt or "")
+    assert "Current date: 2025-01-02" in (high.prompt or "")
+    again = get_interface("safeguard", {"reasoning_effort": "high",
+                                        "rendering_date": "2025-01-02"}).render(case)
+    assert again.sha256() == high.sha256()
+    with pytest.raises(ReviewerError, match="reasoning_effort"):
+        get_interface("safeguard", {"reasoning_effort": "extreme"})
+    with pytest.raises(ReviewerError, match="rendering_date"):
+        get_interface("safeguard", {"rendering_date": "today"})
+    with pytest.raises(ReviewerError, match="interface_options"):
+        get_interface("safeguard", {"colour": "red"})
+
+
+def test_reasoning_tokens_are_recorded() -> None:
+    response = get_interface("safeguard").finish(ChatResponse(text=ANSWER, finish_reason="stop"))
+    assert response.reasoning == "Delegation revoked before the refund."
+    assert 5 <= response.reasoning_tokens <= 12
+
+
+def test_vocabulary_is_rebuilt_offline_and_verified(tmp_path: object) -> None:
+    import hashlib
+    from pathlib import Path
+
+    folder = ensure_vocab(Path(str(tmp_path)))
+    data = (folder / "o200k_base.tiktoken").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == O200K_SHA256
+
+
+async def test_raw_prompt_goes_to_the_completions_endpoint(examples: Dataset) -> None:
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, json.loads(request.content)))
+        return httpx.Response(200, json={"choices": [{"text": ANSWER, "finish_reason": "stop"}],
+                                         "usage": {"prompt_tokens": 300,
+                                                   "completion_tokens": 20}})
+
+    backend = OpenAIBackend(["http://guard.test/v1"], "gpt-oss-safeguard-20b",
+                            transport=httpx.MockTransport(handler))
+    async with backend:
+        reviewer = ModelReviewer(get_interface("safeguard"), backend,
+                                 SamplingConfig(temperature=0.0, max_tokens=64))
+        request = reviewer.render(examples.cases[0].public)
+        response = await reviewer.answer(request)
+    path, body = seen[0]
+    assert path == "/v1/completions"
+    assert body["prompt"] == request.prompt and "messages" not in body
+    assert body["skip_special_tokens"] is False and body["max_tokens"] == 64
+    assert response.output_tokens == 20 and response.reasoning_tokens > 0
+    outcome = reviewer.parse(response)
+    assert outcome.decision is not None and outcome.decision.value == "BLOCK"
+
+
+def test_chat_requests_keep_their_identity() -> None:
+    from authpairs.backends.base import ChatRequest
+    from authpairs.cases.canonical import sha256_hex
+
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}])
+    assert request.sha256() == sha256_hex({"messages": [{"role": "user", "content": "x"}],
+                                           "response_format": None})
+
+
+def test_configured_extra_body_merges_with_interface_options() -> None:
+    from authpairs.backends.base import ChatRequest
+    from authpairs.backends.openai_http import build_payload
+
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}],
+                          options={"chat_template_kwargs": {"think": True}})
+    payload = build_payload("m", request, SamplingConfig(),
+                            {"chat_template_kwargs": {"enable_thinking": False}})
+    assert payload["chat_template_kwargs"] == {"think": True, "enable_thinking": False}
