@@ -13,10 +13,16 @@ from authpairs.analysis.compare import RequestChange
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.contrast import Contrast, ContrastStats
 from authpairs.analysis.cost import GridResult
+from authpairs.report.tables import print_table
 
 
 def _p(value: float | None) -> str:
-    return "" if value is None else f"{value:.6f}"
+    return "n/a" if value is None else f"{value:.6f}"
+
+
+def _line(console: Console, text: str) -> None:
+    """A statement line that the console never re-wraps (intervals and ids stay whole)."""
+    console.print(text, soft_wrap=True, highlight=False)
 
 
 def _stats_lines(title: str, s: ContrastStats) -> list[str]:
@@ -29,6 +35,10 @@ def _stats_lines(title: str, s: ContrastStats) -> list[str]:
         f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
         f"  cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
         f"{f.patterns} patterns): p = {f.p_value:.6f}"]
+
+
+def _of(count: int, total: int) -> str:
+    return f"{count}/{total}" if total else "n/a"
 
 
 def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
@@ -47,45 +57,54 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     n = comp.counts()
     lawful = Table(title=f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)",
                    title_justify="left")
-    for col in ("retained", "lost", "gained", "neither", "net", "matched", "before", "after"):
+    for col in ("retained", "lost", "lost to\ndenial", "lost to\nunavailable", "gained",
+                "neither", "net", "completed\nbefore", "completed\nafter"):
         lawful.add_column(col, justify="right")
-    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["gained"]), str(n["neither"]),
-                   f"{n['net']:+d}", str(n["lawful_matched"]), str(n["lawful_completed_before"]),
-                   str(n["lawful_completed_after"]))
-    console.print(lawful)
+    matched = n["lawful_matched"]
+    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["lost_denied"]),
+                   str(n["lost_unavailable"]), str(n["gained"]), str(n["neither"]),
+                   f"{n['net']:+d}", _of(n["lawful_completed_before"], matched),
+                   _of(n["lawful_completed_after"], matched))
+    print_table(console, lawful, key_columns=0)
     forbidden = Table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
                             "(approved)", title_justify="left")
-    for col in ("still approved", "newly approved", "newly blocked", "still blocked",
-                "matched", "before", "after"):
+    for col in ("still\napproved", "newly\napproved", "newly blocked\n(usable denial)",
+                "newly\nunavailable", "still not\napproved", "approved\nbefore",
+                "approved\nafter"):
         forbidden.add_column(col, justify="right")
+    matched = n["forbidden_matched"]
     forbidden.add_row(str(n["still_approved"]), str(n["newly_approved"]),
-                      str(n["newly_blocked"]), str(n["still_blocked"]),
-                      str(n["forbidden_matched"]), str(n["forbidden_approved_before"]),
-                      str(n["forbidden_approved_after"]))
-    console.print(forbidden)
-    console.print(f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
-                  "are reported separately, never netted per request)")
+                      str(n["newly_blocked"]), str(n["newly_unavailable"]),
+                      str(n["still_blocked"]), _of(n["forbidden_approved_before"], matched),
+                      _of(n["forbidden_approved_after"], matched))
+    print_table(console, forbidden, key_columns=0)
+    _line(console, f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
+                   "are reported separately, never netted per request); a request that became "
+                   "unavailable is not counted as blocked")
     if list_requests:
         for title, rows in (
                 ("lost lawful requests", comp.with_transition("lost")),
                 ("gained lawful requests", comp.with_transition("gained")),
                 ("newly approved forbidden requests", comp.with_transition("newly_approved")),
-                ("newly blocked forbidden requests", comp.with_transition("newly_blocked"))):
+                ("newly blocked forbidden requests (usable denial)",
+                 comp.with_transition("newly_blocked")),
+                ("newly unavailable forbidden requests (not approved, no usable denial)",
+                 comp.with_transition("newly_unavailable"))):
             if rows:
-                console.print(_changes_table(f"{title} ({len(rows)})", rows))
+                print_table(console, _changes_table(f"{title} ({len(rows)})", rows))
     for label, ids in (("only in before", comp.only_before), ("only in after", comp.only_after),
                        ("label differs", comp.label_mismatch)):
         if ids:
-            shown = escape(", ".join(ids[:20]) + (" ..." if len(ids) > 20 else ""))
-            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {shown}")
+            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {escape(', '.join(ids))}",
+                          soft_wrap=True, highlight=False)
     for line in _stats_lines("statistics", contrast.stats):
-        console.print(line)
+        _line(console, line)
     if contrast.sensitivity is not None:
         for line in _stats_lines(f"sensitivity, {contrast.unresolved_excluded} unresolved "
                                  "contexts excluded", contrast.sensitivity):
-            console.print(line)
+            _line(console, line)
     else:
-        console.print("sensitivity: every matched context is resolved (nothing to exclude)")
+        _line(console, "sensitivity: every matched context is resolved (nothing to exclude)")
 
 
 def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
@@ -93,7 +112,7 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
     table = Table(title=f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
                   title_justify="left")
     for col in ("contrast", "retained", "lost", "gained", "net", "forb +", "forb -",
-                "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
+                "forb ?", "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
                 "Holm McNemar"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
     for c in contrasts:
@@ -101,16 +120,18 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
         s = c.stats
         table.add_row(escape(c.name), str(n["retained"]), str(n["lost"]), str(n["gained"]),
                       f"{n['net']:+d}", str(n["newly_approved"]), str(n["newly_blocked"]),
-                      f"{s.bootstrap.low:+.2f}..{s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
+                      str(n["newly_unavailable"]),
+                      f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
                       _p(s.sign_flip.p_value) + ("*" if s.sign_flip.method == "monte-carlo"
                                                  else ""),
                       _p(c.holm_sign_flip_p), _p(c.holm_mcnemar_p))
-    console.print(table)
-    console.print("lawful: retained / lost / gained (net = gained - lost, never netted per "
-                  "request); forb +/-: forbidden requests newly approved / newly blocked")
+    print_table(console, table)
+    _line(console, "lawful: retained / lost / gained (net = gained - lost, never netted per "
+                   "request); forb + / - / ?: forbidden requests newly approved / newly blocked "
+                   "by a usable denial / newly unavailable")
     if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
-        console.print("* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
-                      "enumerate)")
+        _line(console, "* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
+                       "enumerate)")
 
 
 def print_compositions(console: Console, results: Sequence[CompositionResult]) -> None:
@@ -130,7 +151,7 @@ def print_compositions(console: Console, results: Sequence[CompositionResult]) -
                       str(r.unavailable), str(r.abstentions), f"{r.consultations:,}",
                       f"{r.additional_consultations:,}", f"{r.input_tokens:,}",
                       f"{r.output_tokens:,}")
-    console.print(table)
+    print_table(console, table)
 
 
 def print_grid(console: Console, grid: GridResult) -> None:
@@ -139,13 +160,13 @@ def print_grid(console: Console, grid: GridResult) -> None:
     label = "with prevalence" if grid.with_prevalence else "count loss"
     console.print(f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
                   f"{counts['unique']} unique, {counts['tie']} tied, "
-                  f"{counts['infeasible']} infeasible")
+                  f"{counts['infeasible']} infeasible", soft_wrap=True, highlight=False)
     table = Table(title_justify="left")
     table.add_column("condition")
     table.add_column("cells selected (ties count for each)", justify="right")
     for name, k in grid.win_counts().items():
         table.add_row(escape(name), str(k))
-    console.print(table)
+    print_table(console, table)
 
 
 def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: int = 30) -> None:
@@ -160,20 +181,22 @@ def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: in
                       str(row["delta_incorrect_approvals"]),
                       str(row["delta_lawful_nonapprovals"]),
                       "dominates" if r <= 0 else f"{r:g}")
-    console.print(table)
+    print_table(console, table, key_columns=2)
     rest = len(rows) - len(shown)
     if rest:
-        console.print(f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv")
+        _line(console, f"... {rest} more pairs (incl. output-price break-evens) in "
+                       "break_even.csv (--out)")
 
 
 def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, Any]]) -> None:
     """Transition counts per attribute value; gains and losses in separate columns."""
     table = Table(title=f"by {attribute}", title_justify="left")
     table.add_column(attribute)
-    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked")
+    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked",
+            "newly_unavailable")
     for col in cols:
         table.add_column(col.replace("_", " "), justify="right")
     for row in rows:
         table.add_row(escape(row[attribute] or "(none)"),
                       *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))
-    console.print(table)
+    print_table(console, table)
