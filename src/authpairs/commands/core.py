@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -199,12 +201,38 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         dataset: Annotated[str, typer.Option(help="Dataset name or path.")] = "language",
         interface: Annotated[str, typer.Option(help="Interface.")] = "schema",
     ) -> None:
-        """Print exactly what a reviewer sees for one case."""
+        """Print exactly what a reviewer sees for one case, and the response format it gets.
+
+        Message contents are written byte for byte (never re-wrapped), so piping to a file
+        gives the exact prompt; the input hash covers the messages and the response format.
+        """
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:
             raise typer.BadParameter(f"no case '{case_id}' in dataset '{dataset}'")
-        request = get_interface(interface).render(cases[case_id].public)
+        chosen = get_interface(interface)
+        request = chosen.render(cases[case_id].public)
         for message in request.messages:
-            console.rule(message["role"])
-            console.print(message["content"], markup=False, highlight=False)
-        console.rule(f"input sha256 {request.sha256()}")
+            _section(f"message: {message['role']}")
+            _verbatim(message["content"])
+        _section("response format")
+        if request.response_format is not None:
+            _verbatim(json.dumps(request.response_format, indent=2, sort_keys=True))
+        else:
+            _verbatim(f"none: free text, parsed strictly against the {chosen.name} "
+                      "interface's answer schema:\n"
+                      + json.dumps(chosen.answer_schema, indent=2, sort_keys=True))
+        _section(f"input sha256 {request.sha256()}")
+
+
+def _section(title: str) -> None:
+    """A separator line: a rule on a terminal, a plain marker line in pipes and files."""
+    if sys.stdout.isatty():
+        console.rule(title)
+    else:
+        sys.stdout.write(f"===== {title} =====\n")
+
+
+def _verbatim(text: str) -> None:
+    """Write ``text`` exactly (no wrapping, markup or tab expansion), then a newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
