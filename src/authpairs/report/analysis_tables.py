@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -37,17 +38,22 @@ def _stats_lines(title: str, s: ContrastStats) -> list[str]:
         f"{f.patterns} patterns): p = {f.p_value:.6f}"]
 
 
+def _new_table(title: str | None) -> Table:
+    """A compact table (simple rule under the header, no outer padding)."""
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+
+
 def _of(count: int, total: int) -> str:
     return f"{count}/{total}" if total else "n/a"
 
 
 def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in ("case id", "cluster", "path", "before", "after"):
+    table = _new_table(title=title)
+    for col in ("case id", "before", "after", "cluster", "path"):
         table.add_column(col)
     for c in changes:
-        table.add_row(escape(c.case_id), escape(c.cluster), escape(c.path), c.before_status,
-                      c.after_status)
+        table.add_row(escape(c.case_id), c.before_status, c.after_status, escape(c.cluster),
+                      escape(c.path))
     return table
 
 
@@ -55,8 +61,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     """Transition counts, every changed request, statistics and the sensitivity view."""
     comp = contrast.comparison
     n = comp.counts()
-    lawful = Table(title=f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)",
-                   title_justify="left")
+    lawful = _new_table(f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)")
     for col in ("retained", "lost", "lost to\ndenial", "lost to\nunavailable", "gained",
                 "neither", "net", "completed\nbefore", "completed\nafter"):
         lawful.add_column(col, justify="right")
@@ -66,8 +71,8 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
                    f"{n['net']:+d}", _of(n["lawful_completed_before"], matched),
                    _of(n["lawful_completed_after"], matched))
     print_table(console, lawful, key_columns=0)
-    forbidden = Table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
-                            "(approved)", title_justify="left")
+    forbidden = _new_table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
+                            "(approved)")
     for col in ("still\napproved", "newly\napproved", "newly blocked\n(usable denial)",
                 "newly\nunavailable", "still not\napproved", "approved\nbefore",
                 "approved\nafter"):
@@ -109,8 +114,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
 
 def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
     """One row per contrast with raw and Holm-adjusted p-values."""
-    table = Table(title=f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
-                  title_justify="left")
+    table = _new_table(f"{title}: {len(contrasts)} contrasts, Holm over the whole family")
     for col in ("contrast", "retained", "lost", "gained", "net", "forb +", "forb -",
                 "forb ?", "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
                 "Holm McNemar"):
@@ -139,9 +143,8 @@ def print_compositions(console: Console, results: Sequence[CompositionResult]) -
     if not results:
         return
     first = results[0]
-    table = Table(title=f"all-must-allow compositions ({len(results)} orders, "
-                        f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)",
-                  title_justify="left")
+    table = _new_table(title=f"all-must-allow compositions ({len(results)} orders, "
+                        f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)")
     for col in ("order", f"incorrect approvals /{first.n_forbidden}",
                 f"lawful approvals /{first.n_lawful}", "unavailable", "abstentions",
                 "consultations", "additional", "input tokens", "output tokens"):
@@ -161,7 +164,7 @@ def print_grid(console: Console, grid: GridResult) -> None:
     console.print(f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
                   f"{counts['unique']} unique, {counts['tie']} tied, "
                   f"{counts['infeasible']} infeasible", soft_wrap=True, highlight=False)
-    table = Table(title_justify="left")
+    table = _new_table(title=None)
     table.add_column("condition")
     table.add_column("cells selected (ties count for each)", justify="right")
     for name, k in grid.win_counts().items():
@@ -172,7 +175,7 @@ def print_grid(console: Console, grid: GridResult) -> None:
 def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: int = 30) -> None:
     """Severity break-even r = dD/dU (zero token prices); output-price break-even when U ties."""
     shown = [row for row in rows if row["break_even_r"] is not None][:limit]
-    table = Table(title="break-even severity ratios (zero token prices)", title_justify="left")
+    table = _new_table(title="break-even severity ratios (zero token prices)")
     for col in ("riskier", "safer", "dU", "dD", "break-even r"):
         table.add_column(col, justify="left" if col in ("riskier", "safer") else "right")
     for row in shown:
@@ -190,7 +193,7 @@ def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: in
 
 def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, Any]]) -> None:
     """Transition counts per attribute value; gains and losses in separate columns."""
-    table = Table(title=f"by {attribute}", title_justify="left")
+    table = _new_table(title=f"by {attribute}")
     table.add_column(attribute)
     cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked",
             "newly_unavailable")
