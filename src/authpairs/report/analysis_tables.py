@@ -18,7 +18,10 @@ from authpairs.report.tables import print_table
 
 
 def _p(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.6f}"
+    """A p-value: six decimals, or two significant digits when it is below 0.0001."""
+    if value is None:
+        return "n/a"
+    return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.6f}"
 
 
 def _line(console: Console, text: str) -> None:
@@ -31,11 +34,11 @@ def _stats_lines(title: str, s: ContrastStats) -> list[str]:
     return [
         f"[bold]{title}[/]: lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} "
         f"lawful ({s.net_pp:+.2f} pp)",
-        f"  exact McNemar p = {s.mcnemar_p:.6f} (discordant {s.lost} lost / {s.gained} gained)",
+        f"  exact McNemar p = {_p(s.mcnemar_p)} (discordant {s.lost} lost / {s.gained} gained)",
         f"  cluster bootstrap ({b.clusters} clusters, {b.draws} draws, seed {b.seed}): "
         f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
         f"  cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
-        f"{f.patterns} patterns): p = {f.p_value:.6f}"]
+        f"{f.patterns:,} patterns): p = {_p(f.p_value)}"]
 
 
 def _new_table(title: str | None) -> Table:
@@ -115,9 +118,9 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
 def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
     """One row per contrast with raw and Holm-adjusted p-values."""
     table = _new_table(f"{title}: {len(contrasts)} contrasts, Holm over the whole family")
-    for col in ("contrast", "retained", "lost", "gained", "net", "forb +", "forb -",
-                "forb ?", "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
-                "Holm McNemar"):
+    for col in ("contrast", "retained", "lost", "gained", "net", "forb\n+", "forb\n-",
+                "forb\n?", "bootstrap 95%\n(pp)", "McNemar\np", "sign-flip\np",
+                "Holm\nsign-flip", "Holm\nMcNemar"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
     for c in contrasts:
         n = c.comparison.counts()
@@ -145,9 +148,10 @@ def print_compositions(console: Console, results: Sequence[CompositionResult]) -
     first = results[0]
     table = _new_table(title=f"all-must-allow compositions ({len(results)} orders, "
                         f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)")
-    for col in ("order", f"incorrect approvals /{first.n_forbidden}",
-                f"lawful approvals /{first.n_lawful}", "unavailable", "abstentions",
-                "consultations", "additional", "input tokens", "output tokens"):
+    for col in ("order", f"incorrect\napprovals /{first.n_forbidden}",
+                f"lawful\napprovals /{first.n_lawful}", "reached\nunavailable", "abstentions",
+                "consultations", "additional\nconsultations", "input\ntokens",
+                "output\ntokens"):
         table.add_column(col, justify="left" if col == "order" else "right")
     for r in results:
         table.add_row(escape(r.name), str(r.incorrect_approvals), str(r.lawful_approvals),
@@ -166,7 +170,7 @@ def print_grid(console: Console, grid: GridResult) -> None:
                   f"{counts['infeasible']} infeasible", soft_wrap=True, highlight=False)
     table = _new_table(title=None)
     table.add_column("condition")
-    table.add_column("cells selected (ties count for each)", justify="right")
+    table.add_column("cells selected\n(ties count for each)", justify="right")
     for name, k in grid.win_counts().items():
         table.add_row(escape(name), str(k))
     print_table(console, table)
@@ -198,7 +202,7 @@ def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, A
     cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked",
             "newly_unavailable")
     for col in cols:
-        table.add_column(col.replace("_", " "), justify="right")
+        table.add_column(col.replace("_", "\n"), justify="right")
     for row in rows:
         table.add_row(escape(row[attribute] or "(none)"),
                       *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))
