@@ -43,7 +43,8 @@ def _stats_lines(title: str, s: ContrastStats) -> list[str]:
 
 def _new_table(title: str | None) -> Table:
     """A compact table (simple rule under the header, no outer padding)."""
-    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                 show_edge=False)
 
 
 def _of(count: int, total: int) -> str:

@@ -44,7 +44,8 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
 
 def runs_table(rows: list[dict[str, str]], title: str) -> Table:
     """A table of :func:`describe_run` rows."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
+                  show_edge=False)
     columns = ["run id", "interface", "backend / model", "dataset", "recorded", "created (UTC)"]
     for name in columns:
         table.add_column(name, justify="right" if name == "recorded" else "left")

@@ -103,6 +103,7 @@ def print_table(console: Console, table: Table, key_columns: int = 1) -> None:
     if _width(console, table) <= width:
         _title(console, title)
         console.print(table)
+        console.print()
         return
     n = len(table.columns)
     keys = list(range(min(key_columns, n)))
@@ -125,28 +126,29 @@ def print_table(console: Console, table: Table, key_columns: int = 1) -> None:
     for part, group in enumerate(groups, start=1):
         _title(console, f"{title or 'table'} (columns, part {part} of {len(groups)})")
         console.print(_subtable(table, [*keys, *group]))
+        console.print()
 
 
 def score_table(title: str, scores: dict[str, Score], key_name: str = "group") -> Table:
     """A rich table with one row per group: counts, rates as ``k/n`` and usable correctness."""
     with_effects = any(s.enforced for s in scores.values())
     table = Table(Column(key_name, no_wrap=True), title=title, box=box.SIMPLE_HEAD,
-                  title_justify="left", pad_edge=False, collapse_padding=True)
-    headers = ["n", "correct", "incorrect\napprovals", "false\ndenials", "abstain",
-               "unavail-\nable"]
+                  title_justify="left", pad_edge=False, collapse_padding=True,
+                  show_edge=False)
+    headers = ["n", "correct", "usable\ncorrectness", "incorrect\napprovals", "false\ndenials",
+               "abstain", "unavail-\nable"]
     if with_effects:
         headers += ["forbidden\neffects", "lawful\ncompletions", "audit\nfailures"]
-    headers.append("usable\ncorrectness")
     for header in headers:
         width = max(len(part) for part in header.split("\n"))
         table.add_column(header, justify="right", min_width=width)
     for key, s in scores.items():
-        cells = [str(s.n), str(s.correct), fraction(s.incorrect_approvals, s.forbidden),
+        cells = [str(s.n), str(s.correct), percent(s.correct, s.n),
+                 fraction(s.incorrect_approvals, s.forbidden),
                  fraction(s.false_denials, s.lawful), str(s.abstentions), str(s.unavailable)]
         if with_effects:
             cells += [fraction(s.forbidden_effects, s.forbidden),
                       fraction(s.lawful_completions, s.lawful), str(s.audit_failures)]
-        cells.append(percent(s.correct, s.n))
         table.add_row(Text(key), *cells)
     return table
 
@@ -163,6 +165,7 @@ def print_scores(console: Console, title: str, scores: dict[str, Score],
     if reasons and len(scores) == 1:
         console.print("unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in reasons.items()),
                       highlight=False)
+    console.print()
 
 
 def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
