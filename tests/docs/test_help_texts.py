@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -42,7 +43,7 @@ def test_help_renders_cleanly_at_80_columns(command: tuple[str, ...]) -> None:
     assert all(len(line) <= WIDTH for line in text.splitlines()), text
     description = text.split("╭", 1)[0]
     lines = [line.strip() for line in description.splitlines()]
-    for current, following in zip(lines, lines[1:], strict=False):
+    for current, following in itertools.pairwise(lines):
         if current and following and not current.startswith("Usage:"):
             # a wrapped paragraph fills the line; a short line followed by more text is a break
             # left over from the source's own line length
