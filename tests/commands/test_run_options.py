@@ -15,7 +15,7 @@ from authpairs.commands import core
 from authpairs.commands.core import build_config
 from authpairs.report.hints import unavailable_hint
 from authpairs.runs.config import RunConfig, load_config
-from authpairs.runs.main_job import MAIN_JOB
+from authpairs.runs.main_job import MAIN_JOB, cli_base_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,3 +99,8 @@ def test_hint_threshold() -> None:
     hint = unavailable_hint(Score(n=10, unavailable=6, unavailable_by_reason={"not_json": 6}))
     assert hint is not None and "--interface schema" in hint
     assert unavailable_hint(Score()) is None
+
+
+def test_another_dataset_keeps_its_own_default_split() -> None:
+    assert "split" not in cli_base_config(None, "mine.jsonl")
+    assert cli_base_config(None, "language")["split"] == "dev"

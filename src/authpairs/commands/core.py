@@ -44,11 +44,11 @@ def _overrides(**options: Any) -> dict[str, Any]:
 
 
 def build_config(config_file: Path | None, overrides: dict[str, Any],
-                 backend: str | None = None) -> RunConfig:
+                 backend: str | None = None, dataset: str | None = None) -> RunConfig:
     """The run configuration from a YAML file, or else the main job's, plus overrides."""
     if config_file is not None:
         return load_config(config_file, overrides)
-    return config_from_dict(cli_base_config(backend), overrides, origin="command line")
+    return config_from_dict(cli_base_config(backend, dataset), overrides, origin="command line")
 
 
 def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None) -> Score:
@@ -79,8 +79,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         dataset: Annotated[str | None, typer.Option(
             help="'language', 'native', 'examples' or a .jsonl path. Default: language.")]
         = None,
-        split: Annotated[str | None, typer.Option(help="dev, test or all. Default: dev.")]
-        = None,
+        split: Annotated[str | None, typer.Option(
+            help="dev, test or all. Default: dev (with another --dataset: that dataset's "
+            "default).")] = None,
         limit: Annotated[int | None, typer.Option(help="First N cases only. Default: all.")]
         = None,
         interface: Annotated[str | None, typer.Option(
@@ -149,7 +150,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id,
             "records": str(records) if records else None})
-        config = build_config(config_file, overrides, backend)
+        config = build_config(config_file, overrides, backend, dataset)
         state = asyncio.run(run_async(config, progress=not quiet))
         console.print(f"run [bold]{state.run_id}[/]: {state.total} cases, "
                       f"{state.already_done} already recorded, {state.completed_now} new")

@@ -5,7 +5,8 @@ make sense for the embedded SmolLM2 server, so they apply only while the backend
 one: the backend's own settings (``n_ctx``, ``n_parallel``) and ``repetition_penalty`` (which
 keeps the tiny model from looping inside the JSON schema). With ``--backend openai`` or
 ``--backend replay`` the backend section is just that kind and no repetition penalty is sent
-unless ``--repetition-penalty`` is given.
+unless ``--repetition-penalty`` is given. With another ``--dataset`` the split is the dataset's
+default unless ``--split`` is given.
 """
 
 from __future__ import annotations
@@ -33,9 +34,15 @@ LOCAL_ONLY = ("reviewer.backend.n_ctx", "reviewer.backend.n_parallel",
 """Main-job settings that apply only with the embedded local backend."""
 
 
-def cli_base_config(backend: str | None) -> dict[str, Any]:
-    """The main job's configuration, adapted to ``backend`` when another kind is chosen."""
+def cli_base_config(backend: str | None, dataset: str | None = None) -> dict[str, Any]:
+    """The main job's configuration, adapted to another ``backend`` kind or ``dataset``.
+
+    With another dataset the main job's split is left out, so the dataset's own default
+    applies (a case file of your own may have no dev split).
+    """
     data = copy.deepcopy(MAIN_JOB)
+    if dataset is not None and dataset != MAIN_JOB["dataset"]:
+        del data["split"]
     if backend is not None and backend != "local":
         data["reviewer"]["backend"] = {"kind": backend}
         del data["reviewer"]["sampling"]["repetition_penalty"]
