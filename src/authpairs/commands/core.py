@@ -75,7 +75,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command(help=RUN_HELP)
     def run(
         config_file: Annotated[Path | None, typer.Option(
-            "--config", help="YAML run config; the options below override it.")] = None,
+            "--config", help="YAML run config; the options below override it (the defaults "
+            "they list apply without --config).")] = None,
         dataset: Annotated[str | None, typer.Option(
             help="'language', 'native', 'examples' or a .jsonl path. Default: language.")]
         = None,
