@@ -13,6 +13,7 @@ import pkgutil
 import typer
 
 import authpairs.commands
+from authpairs.helptext import tidy_help
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="AuthorizationPairs: does a guardrail honor authorization?")
@@ -27,6 +28,7 @@ def _register_all() -> None:
 
 
 _register_all()
+tidy_help(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

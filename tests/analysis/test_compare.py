@@ -37,7 +37,8 @@ def test_transitions_on_both_sides_and_unmatched() -> None:
     n = comp.counts()
     assert (n["retained"], n["lost"], n["gained"], n["neither"], n["net"]) == (1, 1, 1, 1, 0)
     assert (n["still_approved"], n["newly_approved"], n["newly_blocked"],
-            n["still_blocked"]) == (1, 1, 1, 0)
+            n["newly_unavailable"], n["still_blocked"]) == (1, 1, 0, 1, 0)
+    assert (n["lost_denied"], n["lost_unavailable"]) == (0, 1)
     assert comp.only_before == ["only-a"] and comp.only_after == ["only-b"]
     assert comp.label_mismatch == ["mis"]
     lost = comp.with_transition("lost")
@@ -46,7 +47,9 @@ def test_transitions_on_both_sides_and_unmatched() -> None:
     gained = comp.with_transition("gained")
     assert [(c.case_id, c.path) for c in gained] == [("c", "active grant")]
     assert [c.case_id for c in comp.with_transition("newly_approved")] == ["f"]
-    assert [c.case_id for c in comp.with_transition("newly_blocked")] == ["e"]
+    # an unavailable answer is not a denial: 'e' became unavailable, it was not blocked
+    assert comp.with_transition("newly_blocked") == []
+    assert [c.case_id for c in comp.with_transition("newly_unavailable")] == ["e"]
     names, diffs, sizes = comp.cluster_arrays()
     assert names == ["s1", "s2"] and list(diffs) == [-1, 1] and list(sizes) == [2, 2]
 

@@ -60,4 +60,5 @@ def test_undeclared_type_gives_no_decision_error() -> None:
         evaluate_example(example)
     message = str(info.value)
     assert "visitor.json, assertion ALLOW/visitor.json" in message
-    assert "`Clinic::Visitor` is not declared in the schema" in message
+    assert "type Clinic::Visitor, which policies.cedarschema does not declare" in message
+    assert "--no-schema" in message

@@ -1,9 +1,12 @@
 """Request-level comparison of two runs: match by case id, keep gains and losses apart.
 
 Lawful requests move between *retained* (completed in both), *lost* (only before), *gained*
-(only after) and *neither*. Forbidden requests move between *still approved*, *newly approved*,
-*newly blocked* and *still blocked*. Nothing is netted per request: ``net`` is a summary of two
-separately reported sets.
+(only after) and *neither*; a lost request is further counted as *lost to a denial* (a usable
+BLOCK after) or *lost to unavailability* (no usable decision after: unavailable or abstained).
+Forbidden requests move between *still approved*, *newly approved*, *newly blocked* (approved
+before, a usable denial after), *newly unavailable* (approved before, not approved after but with
+no usable denial: unavailable, abstained or not executed) and *still blocked* (approved in
+neither). Nothing is netted per request: ``net`` is a summary of two separately reported sets.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.outcomes import approved, completed, path_of
+from authpairs.analysis.outcomes import approved, completed, path_of, usable_denial
 from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
 
@@ -35,6 +38,7 @@ class ForbiddenTransition(StrEnum):
     STILL_APPROVED = "still_approved"
     NEWLY_APPROVED = "newly_approved"
     NEWLY_BLOCKED = "newly_blocked"
+    NEWLY_UNAVAILABLE = "newly_unavailable"
     STILL_BLOCKED = "still_blocked"
 
 
@@ -74,6 +78,10 @@ class RequestChange:
         return row
 
 
+_NO_DECISION = ("unavailable", "abstention")
+"""Record statuses that are not a usable decision (see :class:`OutcomeStatus`)."""
+
+
 def _status(record: CaseRecord) -> str:
     if record.decision is not None and record.status.value == "decision":
         return record.decision.value
@@ -90,13 +98,14 @@ def _lawful_transition(before: bool, after: bool) -> LawfulTransition:
     return LawfulTransition.NEITHER
 
 
-def _forbidden_transition(before: bool, after: bool) -> ForbiddenTransition:
+def _forbidden_transition(before: bool, after: bool, denied_after: bool) -> ForbiddenTransition:
     if before and after:
         return ForbiddenTransition.STILL_APPROVED
     if after:
         return ForbiddenTransition.NEWLY_APPROVED
     if before:
-        return ForbiddenTransition.NEWLY_BLOCKED
+        return (ForbiddenTransition.NEWLY_BLOCKED if denied_after
+                else ForbiddenTransition.NEWLY_UNAVAILABLE)
     return ForbiddenTransition.STILL_BLOCKED
 
 
@@ -124,6 +133,10 @@ class Comparison:
         for c in (*self.lawful, *self.forbidden):
             out[c.transition] += 1
         out["net"] = out["gained"] - out["lost"]
+        out["lost_denied"] = sum(c.transition == "lost" and c.after_status == "BLOCK"
+                                 for c in self.lawful)
+        out["lost_unavailable"] = sum(c.transition == "lost" and c.after_status in _NO_DECISION
+                                      for c in self.lawful)
         out["lawful_matched"] = len(self.lawful)
         out["forbidden_matched"] = len(self.forbidden)
         out["lawful_completed_before"] = sum(c.before for c in self.lawful)
@@ -211,7 +224,7 @@ def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *
             transition: str = _lawful_transition(x, y).value
         else:
             x, y = approved(ra), approved(rb)
-            transition = _forbidden_transition(x, y).value
+            transition = _forbidden_transition(x, y, usable_denial(rb)).value
         change = RequestChange(cid, ra.label, ra.cluster, path_of(ra) or path_of(rb),
                                ra.resolved and rb.resolved, x, y, _status(ra), _status(rb),
                                transition, tuple(sorted(ra.attributes.items())))

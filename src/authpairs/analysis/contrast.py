@@ -74,8 +74,9 @@ class Contrast:
         row: dict[str, Any] = {"contrast": self.name, "before": self.comparison.before_run,
                                "after": self.comparison.after_run, **self.labels}
         row.update({k: counts[k] for k in (
-            "retained", "lost", "gained", "neither", "net", "lawful_matched",
-            "newly_approved", "newly_blocked", "still_approved", "forbidden_matched",
+            "retained", "lost", "lost_denied", "lost_unavailable", "gained", "neither", "net",
+            "lawful_matched", "newly_approved", "newly_blocked", "newly_unavailable",
+            "still_approved", "forbidden_matched",
             "only_before", "only_after", "label_mismatch")})
         row.update({
             "net_pp": s.net_pp, "mcnemar_p": s.mcnemar_p,

@@ -197,7 +197,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             raise _fail(str(exc)) from exc
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
-                          f"were left out:[/] {', '.join(matrix.unmatched[:20])}")
+                          f"were left out:[/] {', '.join(matrix.unmatched)}", soft_wrap=True)
         print_compositions(console, results)
         conditions = [condition_from_composition(r) for r in results]
         breaks = break_even_table(conditions)

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
-from authpairs.analysis.scoring import score_by, score_records
+from authpairs.analysis.scoring import Score, score_by, score_records
 from authpairs.errors import MissingDependencyError, ReviewerError
 from authpairs.report.console import make_console
+from authpairs.report.hints import unavailable_hint
 from authpairs.report.jsonl import export_jsonl
-from authpairs.report.tables import print_scores, write_scores
+from authpairs.report.run_list import describe_run, runs_table
+from authpairs.report.tables import print_scores, print_table, write_scores
 from authpairs.review.interfaces import get_interface
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict, load_config
+from authpairs.runs.main_job import cli_base_config
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
 
@@ -24,19 +30,31 @@ RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file
 DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
 
 
+RUN_HELP = (
+    "Run (or resume) a review run, then print its scores.\n\n"
+    "Without --config a run starts from the main job's configuration "
+    "(configs/local-smollm2.yaml): the language dev split, the schema interface, the embedded "
+    "local server with SmolLM2-135M, temperature 0, seed 7, up to 2048 output tokens, "
+    "repetition penalty 1.3, 2 cases in flight, effects enforced in a sandbox, records in "
+    "runs/authpairs.sqlite. With another --backend the local-only settings (context size, "
+    "slots, repetition penalty) are left out.\n\n"
+    "Re-running the same command resumes: only cases without a record are reviewed.")
+
+
 def _overrides(**options: Any) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
-def build_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:
-    """The run configuration from an optional YAML file plus command-line overrides."""
+def build_config(config_file: Path | None, overrides: dict[str, Any],
+                 backend: str | None = None, dataset: str | None = None) -> RunConfig:
+    """The run configuration from a YAML file, or else the main job's, plus overrides."""
     if config_file is not None:
         return load_config(config_file, overrides)
-    return config_from_dict({}, overrides)
+    return config_from_dict(cli_base_config(backend, dataset), overrides, origin="command line")
 
 
-def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None) -> None:
-    """Print (and optionally write) the scores of a stored run."""
+def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None) -> Score:
+    """Print (and optionally write) the scores of a stored run; returns the overall score."""
     with RecordStore(records_path) as store:
         if store.get_run(run_id) is None:
             raise typer.BadParameter(f"{records_path}: no run '{run_id}'")
@@ -50,67 +68,100 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None)
         print_scores(console, f"by {attribute}", groups, attribute)
         if out is not None:
             write_scores(out, f"scores_by_{attribute}", groups, attribute)
+    return overall["all"]
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the core commands to the CLI."""
 
-    @app.command()
+    @app.command(help=RUN_HELP)
     def run(
-        config_file: Annotated[Path | None, typer.Option("--config", help="YAML run config.")]
-        = None,
+        config_file: Annotated[Path | None, typer.Option(
+            "--config", help="YAML run config; the options below override it (the defaults "
+            "they list apply without --config).")] = None,
         dataset: Annotated[str | None, typer.Option(
-            help="'language', 'native', 'examples' or a .jsonl path.")] = None,
-        split: Annotated[str | None, typer.Option(
-            help="dev, test or all (default: dev when the dataset has one, else all).")] = None,
-        limit: Annotated[int | None, typer.Option(help="First N cases only.")] = None,
-        interface: Annotated[str | None, typer.Option(help="direct, structured, schema.")]
+            help="'language', 'native', 'examples' or a .jsonl path. Default: language.")]
         = None,
-        backend: Annotated[str | None, typer.Option(help="local, openai, replay.")] = None,
+        split: Annotated[str | None, typer.Option(
+            help="dev, test or all. Default: dev (with another --dataset: that dataset's "
+            "default).")] = None,
+        limit: Annotated[int | None, typer.Option(help="First N cases only. Default: all.")]
+        = None,
+        interface: Annotated[str | None, typer.Option(
+            help="direct, structured or schema. Default: schema.")] = None,
+        backend: Annotated[str | None, typer.Option(
+            help="local (embedded SmolLM2), openai or replay. Default: local.")] = None,
         base_url: Annotated[list[str] | None, typer.Option(
             "--base-url", help="OpenAI-compatible base URL (repeat for several).")] = None,
-        model: Annotated[str | None, typer.Option(help="Model name for the server.")] = None,
+        model: Annotated[str | None, typer.Option(help="Model name sent to the server.")]
+        = None,
         baseline: Annotated[str | None, typer.Option(
-            help="always-allow or always-block instead of a model.")] = None,
+            help="always-allow or always-block instead of a model; no model options.")]
+        = None,
         guardrail: Annotated[str | None, typer.Option(
             help="A guardrail instead of an interface: a name from 'authpairs guardrails' "
                  "or package.module:callable.")] = None,
-        seed: Annotated[int | None, typer.Option(help="Sampling seed.")] = None,
-        temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-        max_tokens: Annotated[int | None, typer.Option(help="Output token limit.")] = None,
-        concurrency: Annotated[int | None, typer.Option(help="Cases in flight.")] = None,
-        enforce: Annotated[bool | None, typer.Option(
-            "--enforce/--no-enforce", help="Execute ALLOWed effects in a sandbox.")] = None,
-        run_id: Annotated[str | None, typer.Option(help="Run id (default: config hash).")]
+        seed: Annotated[int | None, typer.Option(help="Sampling seed. Default: 7.")] = None,
+        temperature: Annotated[float | None, typer.Option(
+            help="Sampling temperature. Default: 0.")] = None,
+        top_p: Annotated[float | None, typer.Option(
+            help="Nucleus sampling mass. Default: server's.")] = None,
+        top_k: Annotated[int | None, typer.Option(
+            help="Top-k sampling. Default: server's.")] = None,
+        min_p: Annotated[float | None, typer.Option(
+            help="Min-p sampling. Default: server's.")] = None,
+        presence_penalty: Annotated[float | None, typer.Option(
+            help="Presence penalty. Default: server's.")] = None,
+        repetition_penalty: Annotated[float | None, typer.Option(
+            help="Repetition penalty. Default: 1.3 with the local backend, else server's.")]
         = None,
-        records: Annotated[Path | None, typer.Option(help="SQLite records file.")] = None,
+        max_tokens: Annotated[int | None, typer.Option(
+            help="Output token limit. Default: 2048.")] = None,
+        concurrency: Annotated[int | None, typer.Option(
+            help="Cases in flight. Default: 2.")] = None,
+        enforce: Annotated[bool | None, typer.Option(
+            "--enforce/--no-enforce",
+            help="Execute ALLOWed effects in a sandbox. Default: enforce.")] = None,
+        run_id: Annotated[str | None, typer.Option(
+            help="Run id. Default: run- plus the config hash.")] = None,
+        records: Annotated[Path | None, typer.Option(
+            help="SQLite records file. Default: runs/authpairs.sqlite.")] = None,
         by: Annotated[list[str] | None, typer.Option(
             help="Also score grouped by this case attribute (repeatable).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
         = None,
         quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     ) -> None:
-        """Run (or resume) a review run, then print its scores.
-
-        Defaults: the language dev split, schema interface, the embedded local server with
-        SmolLM2, records in runs/authpairs.sqlite, effects enforced in a sandbox. The main job
-        is ``authpairs run --config configs/local-smollm2.yaml``.
-        """
+        model_options = {"--interface": interface, "--backend": backend, "--base-url": base_url,
+                         "--model": model, "--seed": seed, "--temperature": temperature,
+                         "--top-p": top_p, "--top-k": top_k, "--min-p": min_p,
+                         "--presence-penalty": presence_penalty,
+                         "--repetition-penalty": repetition_penalty,
+                         "--max-tokens": max_tokens}
+        if baseline is not None:
+            given = [name for name, value in model_options.items() if value is not None]
+            if given:
+                raise typer.BadParameter(
+                    f"{', '.join(given)} only apply to a model; --baseline {baseline} calls no "
+                    "model. Drop one of them.", param_hint="--baseline")
         overrides = _overrides(**{
             "dataset": dataset, "split": split, "limit": limit,
             "reviewer.interface": interface, "reviewer.backend.kind": backend,
             "reviewer.backend.base_urls": base_url, "reviewer.backend.model": model,
             "reviewer.baseline": baseline, "reviewer.guardrail": guardrail,
             "reviewer.sampling.seed": seed,
-            "reviewer.sampling.temperature": temperature,
+            "reviewer.sampling.temperature": temperature, "reviewer.sampling.top_p": top_p,
+            "reviewer.sampling.top_k": top_k, "reviewer.sampling.min_p": min_p,
+            "reviewer.sampling.presence_penalty": presence_penalty,
+            "reviewer.sampling.repetition_penalty": repetition_penalty,
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id,
             "records": str(records) if records else None})
-        config = build_config(config_file, overrides)
+        config = build_config(config_file, overrides, backend, dataset)
         try:
             state = asyncio.run(run_async(config, progress=not quiet))
         except (ReviewerError, MissingDependencyError) as exc:
-            console.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(code=2) from None
         console.print(f"run [bold]{state.run_id}[/]: {state.total} cases, "
                       f"{state.already_done} already recorded, {state.completed_now} new")
@@ -119,7 +170,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                           "infrastructure failures; re-run the same command to retry them[/]")
         if state.audit_failures:
             console.print(f"[red]effect-audit failures: {', '.join(state.audit_failures)}[/]")
-        report_run(Path(config.records), state.run_id, by or [], out)
+        overall = report_run(Path(config.records), state.run_id, by or [], out)
+        hint = unavailable_hint(overall, max_tokens=config.reviewer.sampling.max_tokens)
+        if hint is not None and config.reviewer.baseline is None:
+            console.print(hint, markup=False, highlight=False, soft_wrap=True)
         if state.infrastructure_failed:
             raise typer.Exit(code=3)
 
@@ -137,13 +191,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
-        """List the runs in a records file."""
+        """List the runs in a records file: reviewer, dataset, cases recorded and date."""
         with RecordStore(records) as store:
-            for info in store.list_runs():
-                done = len(store.done_case_ids(info.run_id))
-                console.print(f"{info.run_id}  {info.created_at}  {done}/"
-                              f"{info.manifest.get('n_cases')} cases  "
-                              f"{info.manifest.get('name')}")
+            rows = [describe_run(info, len(store.done_case_ids(info.run_id)))
+                    for info in store.list_runs()]
+        if not rows:
+            console.print(f"{records}: no runs recorded yet", markup=False, highlight=False)
+            return
+        print_table(console, runs_table(rows, f"{records}: {len(rows)} runs"))
 
     @app.command()
     def export(
@@ -162,15 +217,41 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         dataset: Annotated[str, typer.Option(help="Dataset name or path.")] = "language",
         interface: Annotated[str, typer.Option(help="Interface.")] = "schema",
     ) -> None:
-        """Print exactly what a reviewer sees for one case."""
+        """Print exactly what a reviewer sees for one case, and the response format it gets.
+
+        Message contents are written byte for byte (never re-wrapped), so piping to a file
+        gives the exact prompt; the input hash covers the messages and the response format.
+        """
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:
             raise typer.BadParameter(f"no case '{case_id}' in dataset '{dataset}'")
-        request = get_interface(interface).render(cases[case_id].public)
+        chosen = get_interface(interface)
+        request = chosen.render(cases[case_id].public)
         for message in request.messages:
-            console.rule(message["role"])
-            console.print(message["content"], markup=False, highlight=False)
+            _section(f"message: {message['role']}")
+            _verbatim(message["content"])
         if request.prompt is not None:
-            console.rule("raw completion prompt")
-            console.print(request.prompt, markup=False, highlight=False)
-        console.rule(f"input sha256 {request.sha256()}")
+            _section("raw completion prompt")
+            _verbatim(request.prompt)
+        _section("response format")
+        if request.response_format is not None:
+            _verbatim(json.dumps(request.response_format, indent=2, sort_keys=True))
+        else:
+            _verbatim(f"none: free text, parsed strictly against the {chosen.name} "
+                      "interface's answer schema:\n"
+                      + json.dumps(chosen.answer_schema, indent=2, sort_keys=True))
+        _section(f"input sha256 {request.sha256()}")
+
+
+def _section(title: str) -> None:
+    """A separator line: a rule on a terminal, a plain marker line in pipes and files."""
+    if sys.stdout.isatty():
+        console.rule(title)
+    else:
+        sys.stdout.write(f"===== {title} =====\n")
+
+
+def _verbatim(text: str) -> None:
+    """Write ``text`` exactly (no wrapping, markup or tab expansion), then a newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()

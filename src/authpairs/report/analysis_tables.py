@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -13,10 +14,19 @@ from authpairs.analysis.compare import RequestChange
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.contrast import Contrast, ContrastStats
 from authpairs.analysis.cost import GridResult
+from authpairs.report.tables import print_table
 
 
 def _p(value: float | None) -> str:
-    return "" if value is None else f"{value:.6f}"
+    """A p-value: six decimals, or two significant digits when it is below 0.0001."""
+    if value is None:
+        return "n/a"
+    return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.6f}"
+
+
+def _line(console: Console, text: str) -> None:
+    """A statement line that the console never re-wraps (intervals and ids stay whole)."""
+    console.print(text, soft_wrap=True, highlight=False)
 
 
 def _stats_lines(title: str, s: ContrastStats) -> list[str]:
@@ -24,20 +34,30 @@ def _stats_lines(title: str, s: ContrastStats) -> list[str]:
     return [
         f"[bold]{title}[/]: lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} "
         f"lawful ({s.net_pp:+.2f} pp)",
-        f"  exact McNemar p = {s.mcnemar_p:.6f} (discordant {s.lost} lost / {s.gained} gained)",
+        f"  exact McNemar p = {_p(s.mcnemar_p)} (discordant {s.lost} lost / {s.gained} gained)",
         f"  cluster bootstrap ({b.clusters} clusters, {b.draws} draws, seed {b.seed}): "
         f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
         f"  cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
-        f"{f.patterns} patterns): p = {f.p_value:.6f}"]
+        f"{f.patterns:,} patterns): p = {_p(f.p_value)}"]
+
+
+def _new_table(title: str | None) -> Table:
+    """A compact table (simple rule under the header, no outer padding)."""
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                 show_edge=False)
+
+
+def _of(count: int, total: int) -> str:
+    return f"{count}/{total}" if total else "n/a"
 
 
 def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in ("case id", "cluster", "path", "before", "after"):
+    table = _new_table(title=title)
+    for col in ("case id", "before", "after", "cluster", "path"):
         table.add_column(col)
     for c in changes:
-        table.add_row(escape(c.case_id), escape(c.cluster), escape(c.path), c.before_status,
-                      c.after_status)
+        table.add_row(escape(c.case_id), c.before_status, c.after_status, escape(c.cluster),
+                      escape(c.path))
     return table
 
 
@@ -45,72 +65,81 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     """Transition counts, every changed request, statistics and the sensitivity view."""
     comp = contrast.comparison
     n = comp.counts()
-    lawful = Table(title=f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)",
-                   title_justify="left")
-    for col in ("retained", "lost", "gained", "neither", "net", "matched", "before", "after"):
+    lawful = _new_table(f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)")
+    for col in ("retained", "lost", "lost to\ndenial", "lost to\nunavailable", "gained",
+                "neither", "net", "completed\nbefore", "completed\nafter"):
         lawful.add_column(col, justify="right")
-    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["gained"]), str(n["neither"]),
-                   f"{n['net']:+d}", str(n["lawful_matched"]), str(n["lawful_completed_before"]),
-                   str(n["lawful_completed_after"]))
-    console.print(lawful)
-    forbidden = Table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
-                            "(approved)", title_justify="left")
-    for col in ("still approved", "newly approved", "newly blocked", "still blocked",
-                "matched", "before", "after"):
+    matched = n["lawful_matched"]
+    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["lost_denied"]),
+                   str(n["lost_unavailable"]), str(n["gained"]), str(n["neither"]),
+                   f"{n['net']:+d}", _of(n["lawful_completed_before"], matched),
+                   _of(n["lawful_completed_after"], matched))
+    print_table(console, lawful, key_columns=0)
+    forbidden = _new_table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
+                            "(approved)")
+    for col in ("still\napproved", "newly\napproved", "newly blocked\n(usable denial)",
+                "newly\nunavailable", "still not\napproved", "approved\nbefore",
+                "approved\nafter"):
         forbidden.add_column(col, justify="right")
+    matched = n["forbidden_matched"]
     forbidden.add_row(str(n["still_approved"]), str(n["newly_approved"]),
-                      str(n["newly_blocked"]), str(n["still_blocked"]),
-                      str(n["forbidden_matched"]), str(n["forbidden_approved_before"]),
-                      str(n["forbidden_approved_after"]))
-    console.print(forbidden)
-    console.print(f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
-                  "are reported separately, never netted per request)")
+                      str(n["newly_blocked"]), str(n["newly_unavailable"]),
+                      str(n["still_blocked"]), _of(n["forbidden_approved_before"], matched),
+                      _of(n["forbidden_approved_after"], matched))
+    print_table(console, forbidden, key_columns=0)
+    _line(console, f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
+                   "are reported separately, never netted per request); a request that became "
+                   "unavailable is not counted as blocked")
     if list_requests:
         for title, rows in (
                 ("lost lawful requests", comp.with_transition("lost")),
                 ("gained lawful requests", comp.with_transition("gained")),
                 ("newly approved forbidden requests", comp.with_transition("newly_approved")),
-                ("newly blocked forbidden requests", comp.with_transition("newly_blocked"))):
+                ("newly blocked forbidden requests (usable denial)",
+                 comp.with_transition("newly_blocked")),
+                ("newly unavailable forbidden requests (not approved, no usable denial)",
+                 comp.with_transition("newly_unavailable"))):
             if rows:
-                console.print(_changes_table(f"{title} ({len(rows)})", rows))
+                print_table(console, _changes_table(f"{title} ({len(rows)})", rows))
     for label, ids in (("only in before", comp.only_before), ("only in after", comp.only_after),
                        ("label differs", comp.label_mismatch)):
         if ids:
-            shown = escape(", ".join(ids[:20]) + (" ..." if len(ids) > 20 else ""))
-            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {shown}")
+            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {escape(', '.join(ids))}",
+                          soft_wrap=True, highlight=False)
     for line in _stats_lines("statistics", contrast.stats):
-        console.print(line)
+        _line(console, line)
     if contrast.sensitivity is not None:
         for line in _stats_lines(f"sensitivity, {contrast.unresolved_excluded} unresolved "
                                  "contexts excluded", contrast.sensitivity):
-            console.print(line)
+            _line(console, line)
     else:
-        console.print("sensitivity: every matched context is resolved (nothing to exclude)")
+        _line(console, "sensitivity: every matched context is resolved (nothing to exclude)")
 
 
 def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
     """One row per contrast with raw and Holm-adjusted p-values."""
-    table = Table(title=f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
-                  title_justify="left")
-    for col in ("contrast", "retained", "lost", "gained", "net", "forb +", "forb -",
-                "bootstrap 95% (pp)", "McNemar p", "sign-flip p", "Holm sign-flip",
-                "Holm McNemar"):
+    table = _new_table(f"{title}: {len(contrasts)} contrasts, Holm over the whole family")
+    for col in ("contrast", "retained", "lost", "gained", "net", "forb\n+", "forb\n-",
+                "forb\n?", "bootstrap 95%\n(pp)", "McNemar\np", "sign-flip\np",
+                "Holm\nsign-flip", "Holm\nMcNemar"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
     for c in contrasts:
         n = c.comparison.counts()
         s = c.stats
         table.add_row(escape(c.name), str(n["retained"]), str(n["lost"]), str(n["gained"]),
                       f"{n['net']:+d}", str(n["newly_approved"]), str(n["newly_blocked"]),
-                      f"{s.bootstrap.low:+.2f}..{s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
+                      str(n["newly_unavailable"]),
+                      f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
                       _p(s.sign_flip.p_value) + ("*" if s.sign_flip.method == "monte-carlo"
                                                  else ""),
                       _p(c.holm_sign_flip_p), _p(c.holm_mcnemar_p))
-    console.print(table)
-    console.print("lawful: retained / lost / gained (net = gained - lost, never netted per "
-                  "request); forb +/-: forbidden requests newly approved / newly blocked")
+    print_table(console, table)
+    _line(console, "lawful: retained / lost / gained (net = gained - lost, never netted per "
+                   "request); forb + / - / ?: forbidden requests newly approved / newly blocked "
+                   "by a usable denial / newly unavailable")
     if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
-        console.print("* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
-                      "enumerate)")
+        _line(console, "* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
+                       "enumerate)")
 
 
 def print_compositions(console: Console, results: Sequence[CompositionResult]) -> None:
@@ -118,19 +147,19 @@ def print_compositions(console: Console, results: Sequence[CompositionResult]) -
     if not results:
         return
     first = results[0]
-    table = Table(title=f"all-must-allow compositions ({len(results)} orders, "
-                        f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)",
-                  title_justify="left")
-    for col in ("order", f"incorrect approvals /{first.n_forbidden}",
-                f"lawful approvals /{first.n_lawful}", "unavailable", "abstentions",
-                "consultations", "additional", "input tokens", "output tokens"):
+    table = _new_table(title=f"all-must-allow compositions ({len(results)} orders, "
+                        f"{first.n_forbidden} forbidden / {first.n_lawful} lawful)")
+    for col in ("order", f"incorrect\napprovals /{first.n_forbidden}",
+                f"lawful\napprovals /{first.n_lawful}", "reached\nunavailable", "abstentions",
+                "consultations", "additional\nconsultations", "input\ntokens",
+                "output\ntokens"):
         table.add_column(col, justify="left" if col == "order" else "right")
     for r in results:
         table.add_row(escape(r.name), str(r.incorrect_approvals), str(r.lawful_approvals),
                       str(r.unavailable), str(r.abstentions), f"{r.consultations:,}",
                       f"{r.additional_consultations:,}", f"{r.input_tokens:,}",
                       f"{r.output_tokens:,}")
-    console.print(table)
+    print_table(console, table)
 
 
 def print_grid(console: Console, grid: GridResult) -> None:
@@ -139,19 +168,19 @@ def print_grid(console: Console, grid: GridResult) -> None:
     label = "with prevalence" if grid.with_prevalence else "count loss"
     console.print(f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
                   f"{counts['unique']} unique, {counts['tie']} tied, "
-                  f"{counts['infeasible']} infeasible")
-    table = Table(title_justify="left")
+                  f"{counts['infeasible']} infeasible", soft_wrap=True, highlight=False)
+    table = _new_table(title=None)
     table.add_column("condition")
-    table.add_column("cells selected (ties count for each)", justify="right")
+    table.add_column("cells selected\n(ties count for each)", justify="right")
     for name, k in grid.win_counts().items():
         table.add_row(escape(name), str(k))
-    console.print(table)
+    print_table(console, table)
 
 
 def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: int = 30) -> None:
     """Severity break-even r = dD/dU (zero token prices); output-price break-even when U ties."""
     shown = [row for row in rows if row["break_even_r"] is not None][:limit]
-    table = Table(title="break-even severity ratios (zero token prices)", title_justify="left")
+    table = _new_table(title="break-even severity ratios (zero token prices)")
     for col in ("riskier", "safer", "dU", "dD", "break-even r"):
         table.add_column(col, justify="left" if col in ("riskier", "safer") else "right")
     for row in shown:
@@ -160,20 +189,22 @@ def print_break_even(console: Console, rows: Sequence[dict[str, Any]], limit: in
                       str(row["delta_incorrect_approvals"]),
                       str(row["delta_lawful_nonapprovals"]),
                       "dominates" if r <= 0 else f"{r:g}")
-    console.print(table)
+    print_table(console, table, key_columns=2)
     rest = len(rows) - len(shown)
     if rest:
-        console.print(f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv")
+        _line(console, f"... {rest} more pairs (incl. output-price break-evens) in "
+                       "break_even.csv (--out)")
 
 
 def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, Any]]) -> None:
     """Transition counts per attribute value; gains and losses in separate columns."""
-    table = Table(title=f"by {attribute}", title_justify="left")
+    table = _new_table(title=f"by {attribute}")
     table.add_column(attribute)
-    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked")
+    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked",
+            "newly_unavailable")
     for col in cols:
-        table.add_column(col.replace("_", " "), justify="right")
+        table.add_column(col.replace("_", "\n"), justify="right")
     for row in rows:
         table.add_row(escape(row[attribute] or "(none)"),
                       *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))
-    console.print(table)
+    print_table(console, table)

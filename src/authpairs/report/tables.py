@@ -1,54 +1,171 @@
-"""Terminal tables and JSON/CSV files for scores."""
+"""Terminal tables and JSON/CSV files for scores, and the renderer that never crops a table.
+
+:func:`print_table` prints any rich :class:`~rich.table.Table` so that every column and every
+value is visible in full at the console's width: the table as it is when it fits; otherwise its
+columns stacked into several narrower tables that repeat the key column(s); and when even one
+column next to the key does not fit, one block of ``header: value`` lines per row. Every table
+of the CLI goes through it.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich import box
-from rich.console import Console
-from rich.table import Table
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
+from rich.table import Column, Table
+from rich.text import Text
 
 from authpairs.analysis.scoring import Score
 
-_COLUMNS = [("n", "n"), ("correct", "correct"), ("incorrect_approvals", "incorrect\napprovals"),
-            ("false_denials", "false\ndenials"), ("abstentions", "abstain"),
-            ("unavailable", "unavail-\nable")]
-_EFFECT_COLUMNS = [("forbidden_effects", "forbidden\neffects"),
-                   ("lawful_completions", "lawful\ncompletions"),
-                   ("audit_failures", "audit\nfailures")]
+USABLE_CORRECTNESS_NOTE = ("usable correctness = correct usable decisions / all cases "
+                           "(abstentions and unavailable answers count as not correct)")
+"""The definition printed under every score table."""
+
+
+def fraction(count: int, total: int) -> str:
+    """``count/total``; ``n/a`` when the denominator is zero."""
+    return f"{count}/{total}" if total else "n/a"
+
+
+def percent(count: int, total: int) -> str:
+    """``45.0% (18/40)``; ``n/a`` when the denominator is zero (never ``0.0%``)."""
+    return f"{count / total:.1%} ({count}/{total})" if total else "n/a"
+
+
+def _plain(cell: RenderableType) -> str:
+    if isinstance(cell, Text):
+        return cell.plain
+    if isinstance(cell, str):
+        return Text.from_markup(cell).plain
+    return str(cell)
+
+
+def _width(console: Console, table: Table) -> int:
+    """The natural (unconstrained) width of ``table``."""
+    options = console.options.update_width(1_000_000)
+    return Measurement.get(console, options, table).maximum
+
+
+def _subtable(table: Table, indices: Sequence[int]) -> Table:
+    """A table with the given columns of ``table`` (cells copied, no title)."""
+    sub = Table(box=table.box,
+                pad_edge=table.pad_edge, collapse_padding=table.collapse_padding,
+                show_header=table.show_header, show_edge=table.show_edge,
+                padding=table.padding)
+    columns = [table.columns[i] for i in indices]
+    for column in columns:
+        sub.add_column(column.header, justify=column.justify, no_wrap=True,
+                       min_width=column.min_width, style=column.style,
+                       header_style=column.header_style)
+    cells = [list(column.cells) for column in columns]
+    for r in range(table.row_count):
+        sub.add_row(*(col[r] for col in cells))
+    return sub
+
+
+def _vertical(console: Console, table: Table, title: str | None) -> None:
+    """One block per row: ``header: value`` lines, never wrapped by the console."""
+    _title(console, title)
+    headers = [_plain(c.header).replace("\n", " ") for c in table.columns]
+    cells = [[_plain(cell) for cell in c.cells] for c in table.columns]
+    for r in range(table.row_count):
+        console.print()
+        for i, header in enumerate(headers):
+            console.print(f"  {header}: {cells[i][r]}", markup=False, highlight=False,
+                          soft_wrap=True)
+    console.print()
+
+
+def _title(console: Console, title: str | None) -> None:
+    if title:
+        console.print(Text(title, style="bold"), soft_wrap=True)
+
+
+def print_table(console: Console, table: Table, key_columns: int = 1) -> None:
+    """Print ``table`` with every column and every value in full at the console's width.
+
+    Fits: printed as it is (no column may wrap or be cropped). Too wide: its columns are split
+    over several tables, each repeating the first ``key_columns`` columns. Still too wide
+    (very long values at a narrow width): one ``header: value`` block per row. The title is
+    printed on its own line above, never squeezed to the table's width.
+    """
+    for column in table.columns:
+        column.no_wrap = True
+        column.overflow = "fold"
+    title = _plain(table.title) if table.title else None
+    table.title = None
+    width = console.width
+    if _width(console, table) <= width:
+        _title(console, title)
+        console.print(table)
+        console.print()
+        return
+    n = len(table.columns)
+    keys = list(range(min(key_columns, n)))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i in range(len(keys), n):
+        if _width(console, _subtable(table, [*keys, *current, i])) <= width:
+            current.append(i)
+            continue
+        if not current or _width(console, _subtable(table, [*keys, i])) > width:
+            _vertical(console, table, title)  # one column next to the key does not fit
+            return
+        groups.append(current)
+        current = [i]
+    if current:
+        groups.append(current)
+    if not groups:  # only key columns, and they do not fit
+        _vertical(console, table, title)
+        return
+    for part, group in enumerate(groups, start=1):
+        _title(console, f"{title or 'table'} (columns, part {part} of {len(groups)})")
+        console.print(_subtable(table, [*keys, *group]))
+        console.print()
 
 
 def score_table(title: str, scores: dict[str, Score], key_name: str = "group") -> Table:
-    """A rich table with one row per group."""
+    """A rich table with one row per group: counts, rates as ``k/n`` and usable correctness."""
     with_effects = any(s.enforced for s in scores.values())
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
-                  collapse_padding=True)
-    table.add_column(key_name, no_wrap=True)
-    columns = _COLUMNS + (_EFFECT_COLUMNS if with_effects else [])
-    for _, header in [*columns, ("", "usable\ncorrectness")]:
+    table = Table(Column(key_name, no_wrap=True), title=title, box=box.SIMPLE_HEAD,
+                  title_justify="left", pad_edge=False, collapse_padding=True,
+                  show_edge=False)
+    headers = ["n", "correct", "usable\ncorrectness", "incorrect\napprovals", "false\ndenials",
+               "abstain", "unavail-\nable"]
+    if with_effects:
+        headers += ["forbidden\neffects", "lawful\ncompletions", "audit\nfailures"]
+    for header in headers:
         width = max(len(part) for part in header.split("\n"))
         table.add_column(header, justify="right", min_width=width)
-    for key, score in scores.items():
-        cells = [str(getattr(score, attr)) for attr, _ in columns]
+    for key, s in scores.items():
+        cells = [str(s.n), str(s.correct), percent(s.correct, s.n),
+                 fraction(s.incorrect_approvals, s.forbidden),
+                 fraction(s.false_denials, s.lawful), str(s.abstentions), str(s.unavailable)]
         if with_effects:
-            cells[-3] += f"/{score.forbidden}"
-            cells[-2] += f"/{score.lawful}"
-        table.add_row(key, *cells, f"{score.usable_correctness:.1%}")
+            cells += [fraction(s.forbidden_effects, s.forbidden),
+                      fraction(s.lawful_completions, s.lawful), str(s.audit_failures)]
+        table.add_row(Text(key), *cells)
     return table
 
 
 def print_scores(console: Console, title: str, scores: dict[str, Score],
                  key_name: str = "group") -> None:
-    """Print a score table, plus unavailable reasons when there are any."""
-    console.print(score_table(title, scores, key_name))
+    """Print a score table, the definition of usable correctness, and unavailable reasons."""
+    print_table(console, score_table(title, scores, key_name))
+    console.print(USABLE_CORRECTNESS_NOTE, highlight=False)
     reasons: dict[str, int] = {}
     for score in scores.values():
         for reason, count in score.unavailable_by_reason.items():
             reasons[reason] = reasons.get(reason, 0) + count
     if reasons and len(scores) == 1:
-        console.print("unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in reasons.items()))
+        console.print("unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in reasons.items()),
+                      highlight=False)
+    console.print()
 
 
 def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import cedarpy
 
-from authpairs.tracks.native.cedar_import import CedarExample
+from authpairs.tracks.native.cedar_import import CedarExample, short_engine_error
 from authpairs.tracks.native.errors import NativeImportError
 
 
@@ -62,13 +62,12 @@ def evaluate_example(example: CedarExample) -> list[CedarAnswer]:
         results = cedarpy.is_authorized_batch(requests, policies, json.dumps(example.entities),
                                               schema=example.schema_text)
     except (ValueError, RuntimeError) as exc:
-        raise NativeImportError(example.entities_path, f"the Cedar engine failed: {exc}") from exc
+        raise short_engine_error(example, str(exc)) from exc
     answers: list[CedarAnswer] = []
     for request, result in zip(example.requests, results, strict=True):
         errors = tuple(str(e) for e in result.diagnostics.errors)
         if result.decision not in (cedarpy.Decision.Allow, cedarpy.Decision.Deny):
-            raise NativeImportError(request.path, "the Cedar engine gave no decision: "
-                                    + "; ".join(errors), request.locator)
+            raise short_engine_error(example, "; ".join(errors) or "no decision", request)
         answers.append(CedarAnswer(request.locator, request.expected, result.allowed,
                                    tuple(str(r) for r in result.diagnostics.reasons), errors))
     return answers

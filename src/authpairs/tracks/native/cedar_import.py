@@ -9,6 +9,7 @@ and ``DENY/``; the folder name is the expected decision, as in the upstream test
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,36 @@ def find_example_folders(root: Path) -> list[Path]:
     return [p for p in candidates
             if any((p / label).is_dir() for label in EXPECTATIONS)
             and any(p.glob("*.cedar"))]
+
+
+_UNDECLARED = re.compile(r"(?:entity `(?P<uid>[^`]+)` has )?(?P<role>principal |resource |"
+                         r"action )?type `(?P<type>[^`]+)`(?: which)? is not declared in the "
+                         r"schema")
+_DUMP = re.compile(r"from:\s*[\[{].*[\]}]:\s*", re.DOTALL)
+_MAX_DETAIL = 240
+
+
+def short_engine_error(example: CedarExample, message: str,
+                       request: CedarRequest | None = None) -> NativeImportError:
+    """A one- or two-line error for a Cedar engine failure, naming the file and entity type.
+
+    Input data echoed by the engine (the whole entities JSON) is cut out. An entity type the
+    schema does not declare names the schema file and suggests ``--no-schema``; an entities
+    problem names the entities file, a request problem the request file.
+    """
+    detail = _DUMP.sub("", message).strip()
+    entities_problem = "entities" in message and "from:" in message
+    if len(detail) > _MAX_DETAIL:
+        detail = detail[:_MAX_DETAIL].rstrip() + f"... ({len(detail) - _MAX_DETAIL} more chars)"
+    found = _UNDECLARED.search(message)
+    if found is not None and example.schema_path is not None:
+        what = f"entity {found['uid']}" if found["uid"] else (
+            f"the request's {found['role'].strip()}" if found["role"] else "an entity")
+        text = (f"{what} has type {found['type']}, which {example.schema_path.name} does not "
+                f"declare.\nDeclare {found['type']} in the schema, or import with --no-schema "
+                "to label the requests without the schema.")
+    else:
+        text = f"the Cedar engine failed: {detail}"
+    if entities_problem or request is None:
+        return NativeImportError(example.entities_path, text)
+    return NativeImportError(request.path, text, request.locator)

@@ -1,0 +1,49 @@
+"""The main job's configuration: what ``authpairs run`` starts from when no ``--config`` is given.
+
+These values equal ``configs/local-smollm2.yaml`` (a test keeps them equal). Two of them only
+make sense for the embedded SmolLM2 server, so they apply only while the backend is the local
+one: the backend's own settings (``n_ctx``, ``n_parallel``) and ``repetition_penalty`` (which
+keeps the tiny model from looping inside the JSON schema). With ``--backend openai`` or
+``--backend replay`` the backend section is just that kind and no repetition penalty is sent
+unless ``--repetition-penalty`` is given. With another ``--dataset`` the split is the dataset's
+default unless ``--split`` is given.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+MAIN_JOB: dict[str, Any] = {
+    "dataset": "language",
+    "split": "dev",
+    "reviewer": {
+        "interface": "schema",
+        "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 2},
+        "sampling": {"temperature": 0.0, "seed": 7, "max_tokens": 2048,
+                     "repetition_penalty": 1.3},
+    },
+    "enforce": True,
+    "concurrency": 2,
+    "records": "runs/authpairs.sqlite",
+}
+"""The main job (``configs/local-smollm2.yaml``) as plain data."""
+
+LOCAL_ONLY = ("reviewer.backend.n_ctx", "reviewer.backend.n_parallel",
+              "reviewer.sampling.repetition_penalty")
+"""Main-job settings that apply only with the embedded local backend."""
+
+
+def cli_base_config(backend: str | None, dataset: str | None = None) -> dict[str, Any]:
+    """The main job's configuration, adapted to another ``backend`` kind or ``dataset``.
+
+    With another dataset the main job's split is left out, so the dataset's own default
+    applies (a case file of your own may have no dev split).
+    """
+    data = copy.deepcopy(MAIN_JOB)
+    if dataset is not None and dataset != MAIN_JOB["dataset"]:
+        del data["split"]
+    if backend is not None and backend != "local":
+        data["reviewer"]["backend"] = {"kind": backend}
+        del data["reviewer"]["sampling"]["repetition_penalty"]
+    return data
