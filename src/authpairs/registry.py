@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -46,7 +48,7 @@ def load_object(target: str) -> object:
     if not module_name or not attribute:
         raise RegistryError(f"'{target}' is not of the form 'package.module:attribute'")
     try:
-        value: object = importlib.import_module(module_name)
+        value: object = _import(module_name)
     except ImportError as exc:
         raise RegistryError(f"cannot import '{module_name}' for '{target}': {exc}") from exc
     for part in attribute.split("."):
@@ -55,6 +57,21 @@ def load_object(target: str) -> object:
         except AttributeError:
             raise RegistryError(f"'{module_name}' has no attribute '{attribute}'") from None
     return value
+
+
+def _import(module_name: str) -> object:
+    """Import a module; a user's own top-level module is also looked up in the current
+    directory (as ``python -m`` would), so ``--guardrail mymodule:review`` works from where the
+    user stands."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.partition(".")[0]
+        cwd = os.getcwd()
+        if exc.name != top or cwd in sys.path:
+            raise
+        sys.path.append(cwd)
+        return importlib.import_module(module_name)
 
 
 class Registry(Generic[T]):
