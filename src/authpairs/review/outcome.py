@@ -52,6 +52,10 @@ class ReasonCode(StrEnum):
     LENGTH = "length"  # generation stopped at the token limit
     FILTERED = "filtered"  # finish_reason content_filter or similar
     INFRASTRUCTURE = "infrastructure"  # transport failures exhausted every retry
+    TOO_LARGE = "too_large"  # a number beyond the digit limit, or an oversized response
+    TOO_DEEP = "too_deep"  # nesting deeper than the parser accepts
+    INVALID_TEXT = "invalid_text"  # lone surrogates or other text that is not valid Unicode
+    PARSER_ERROR = "parser_error"  # a parser raised (a bug); the run records it, never crashes
 
 
 class ReviewOutcome(BaseModel):
