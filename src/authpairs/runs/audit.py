@@ -140,9 +140,11 @@ def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
         content = text_sha256(text) if isinstance(text, str) else ""
         if row.get("content_sha256") != content:
             report.add(name, "content-hash", "stored record does not match its SHA-256")
-        head = link(head, row["entry"], content)
-        if row.get("chain_sha256") != head:
-            report.add(name, "chain-link", "chain link does not follow from the entries before")
+        # Each link is checked against the previous *stored* link, so one edited entry is
+        # named once instead of breaking every later link in the report.
+        if row.get("chain_sha256") != link(head, row["entry"], content):
+            report.add(name, "chain-link", "chain link does not follow from the entry before")
+        head = str(row.get("chain_sha256"))
         _check_row(report, row)
     if header.get("chain_head") != head or header.get("chain_length") != len(rows):
         report.add("run header", "chain-head",
