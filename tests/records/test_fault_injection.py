@@ -69,9 +69,9 @@ async def test_each_fault_is_a_transport_error_with_its_cause(fault: str, cause:
 
 
 async def test_a_slow_trickle_within_the_deadline_is_fine() -> None:
-    async with FaultServer(["trickle:0.3"]) as server:
-        async with OpenAIBackend([server.base_url], "m", deadline_s=5.0) as backend:
-            response = await backend.complete(REQUEST, SamplingConfig())
+    async with FaultServer(["trickle:0.3"]) as server, OpenAIBackend(
+            [server.base_url], "m", deadline_s=5.0) as backend:
+        response = await backend.complete(REQUEST, SamplingConfig())
     assert response.text == '{"decision": "ALLOW"}' and response.input_tokens == 11
 
 
