@@ -12,6 +12,7 @@ from rich.text import Text
 from authpairs.errors import RecordsError
 from authpairs.report.console import make_console
 from authpairs.runs.audit import audit_run
+from authpairs.runs.completeness import completeness
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
 
@@ -50,6 +51,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 data = resolve_dataset(dataset).select(resolved.get("split"),
                                                        resolved.get("limit"))
             report = audit_run(store, run_id, dataset=data)
+            state = completeness(info, store.done_case_ids(run_id))
+        console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
         checked = ", ".join(f"{n} {what}" for what, n in report.checked.items())
         console.print(Text(f"audit of run {run_id} in {records}: checked {checked}"))
         for skipped in report.skipped:

@@ -136,6 +136,12 @@ def _patiently(action: Callable[[], T], what: str) -> T:
         delay = min(delay * 2, 0.5)
 
 
+def writable(path: Path) -> bool:
+    """True when this process may write ``path`` and its folder (else SQLite must open the file
+    as immutable: it could not create the lock and WAL side files)."""
+    return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -169,8 +175,7 @@ class RecordStore:
             if not self.path.is_file():
                 raise RecordsError(f"{self.path}: records file not found")
             uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            folder = self.path.resolve().parent
-            if not os.access(self.path, os.W_OK) or not os.access(folder, os.W_OK):
+            if not writable(self.path):
                 uri += "&immutable=1"
             return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
