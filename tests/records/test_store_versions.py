@@ -57,7 +57,7 @@ def test_older_newer_and_foreign_files_get_clear_messages(tmp_path: Path) -> Non
     old = tmp_path / "old.sqlite"
     with sqlite3.connect(old) as conn:  # the unversioned layout before issue 11
         conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, created_at TEXT)")
-    with pytest.raises(RecordsVersionError, match="version 1 .*reads version 2"):
+    with pytest.raises(RecordsVersionError, match=r"version 1 .*reads version 2"):
         RecordStore(old, readonly=True)
     with pytest.raises(RecordsVersionError, match="version 1"):
         RecordStore(old)
