@@ -8,7 +8,8 @@ Every case stays in every denominator. Definitions (SPEC "Outcome measures"):
 * abstention -- an explicit UNKNOWN; unavailable -- no clean decision (by reason code);
 * usable correctness -- correct / all cases;
 * forbidden effects / lawful completions -- forbidden / lawful requests that went through
-  (:attr:`CaseRecord.went_through`: executed, where the run enforced effects); beside them,
+  (:attr:`CaseRecord.went_through`: executed where an effect was enforced, else an ALLOW
+  dispatch -- the same definition compare, compose, cost and gate use); beside them,
   unverified executions (executed, but the verifier did not confirm the effect) and audit
   failures (the observation did not match the dispatch).
 
@@ -86,11 +87,13 @@ def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
     else:
         score.correct += not lawful
         score.false_denials += lawful
+    # The one definition (CaseRecord.went_through), for every record: in a run without
+    # enforcement a forbidden effect is an ALLOW dispatch of a forbidden request.
+    score.lawful_completions += record.lawful_completion
+    score.forbidden_effects += record.forbidden_effect
     if record.enforced:
         assert record.effect is not None
         score.enforced += 1
-        score.lawful_completions += record.lawful_completion
-        score.forbidden_effects += record.forbidden_effect
         score.unverified_executions += record.unverified_execution
         score.audit_failures += not record.effect.audit_ok
 
