@@ -46,14 +46,15 @@ def package_versions() -> dict[str, str]:
 def load_run_dataset(config: RunConfig) -> Dataset:
     """The cases a configuration selects (dataset, split, limit), validated."""
     dataset = resolve_dataset(config.dataset).select(config.split, config.limit)
-    validate_effects(dataset)
+    validate_effects(dataset, origin=config.dataset)
     return dataset
 
 
-def validate_effects(dataset: Dataset) -> None:
+def validate_effects(dataset: Dataset, origin: str | None = None) -> None:
     """Check every effect descriptor with the enforcer's parameter models before any model call.
 
-    Raises :class:`DatasetError` naming the dataset, the case and the parameter.
+    Raises :class:`DatasetError` naming the dataset (``origin``: its file or name), the case and
+    the parameter.
     """
     for case in dataset:
         if case.public.effect is None:
@@ -62,7 +63,7 @@ def validate_effects(dataset: Dataset) -> None:
             parse_params(case.public.effect)
         except DescriptorError as exc:
             field = f"public.effect.params.{exc.field}" if exc.field else "public.effect"
-            raise DatasetError(dataset.name, str(exc), record=case.case_id,
+            raise DatasetError(origin or dataset.name, str(exc), record=case.case_id,
                                field=field) from None
 
 

@@ -6,6 +6,7 @@ configuration (defaults filled in) is stored with every run together with its SH
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,8 +93,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
 
 def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = None,
                      origin: str = "<config>") -> RunConfig:
-    """Build a :class:`RunConfig` from plain data plus dotted-key overrides."""
-    data = dict(raw)
+    """Build a :class:`RunConfig` from plain data plus dotted-key overrides (``raw`` is never
+    modified)."""
+    data = copy.deepcopy(raw)
     for dotted, value in (overrides or {}).items():
         node = data
         *parents, leaf = dotted.split(".")
