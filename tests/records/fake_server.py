@@ -66,14 +66,14 @@ class FaultServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+        self._tasks.add(task)
         try:
             while await self._one(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             writer.close()
 
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
