@@ -18,7 +18,7 @@ from authpairs.backends.openai_http import OpenAIBackend, parse_completion, retr
 from authpairs.cases.dataset import Dataset
 from authpairs.runs import orchestrator
 from authpairs.runs.api import run_async
-from authpairs.runs.config import config_from_dict
+from authpairs.runs.config import RunConfig, config_from_dict
 from authpairs.runs.store import RecordStore
 from tests.records.fake_server import FaultServer, completion_body
 
@@ -75,7 +75,8 @@ async def test_a_slow_trickle_within_the_deadline_is_fine() -> None:
     assert response.text == '{"decision": "ALLOW"}' and response.input_tokens == 11
 
 
-def _config(server: FaultServer, records: Path, retries: int, deadline: float = 1.0) -> object:
+def _config(server: FaultServer, records: Path, retries: int, deadline: float = 1.0
+            ) -> RunConfig:
     return config_from_dict({
         "dataset": "examples", "split": "all", "enforce": False, "concurrency": 2,
         "infra_retries": retries, "records": str(records), "run_id": "faults",
@@ -96,7 +97,7 @@ async def test_a_run_through_every_fault_records_each_case_once(
     records = tmp_path / "r.sqlite"
     async with FaultServer(faults) as server:
         config = _config(server, records, retries=len(faults))
-        state = await run_async(config, progress=False)  # type: ignore[arg-type]
+        state = await run_async(config, progress=False)
     assert state.completed_now == len(examples) and not state.infrastructure_failed
     with RecordStore(records, readonly=True) as store:
         cases = store.case_records("faults")
@@ -120,9 +121,9 @@ async def test_retry_after_is_honoured_and_bounded(tmp_path: Path,
     monkeypatch.setattr(orchestrator, "MAX_RETRY_AFTER_S", 0.8)
     async with FaultServer(["429:0.6", "429:1000"]) as server:
         config = _config(server, tmp_path / "r.sqlite", retries=2)
-        config.limit = 1  # type: ignore[attr-defined]
+        config.limit = 1
         started = time.monotonic()
-        state = await run_async(config, progress=False)  # type: ignore[arg-type]
+        state = await run_async(config, progress=False)
         elapsed = time.monotonic() - started
     assert state.completed_now == 1
     assert 0.6 + 0.8 <= elapsed < 10  # waited the hint, and the huge one only up to the bound
@@ -131,7 +132,7 @@ async def test_retry_after_is_honoured_and_bounded(tmp_path: Path,
 async def test_exhausted_retries_leave_no_record_and_name_the_causes(tmp_path: Path) -> None:
     async with FaultServer(default="500") as server:
         config = _config(server, tmp_path / "r.sqlite", retries=1)
-        state = await run_async(config, progress=False)  # type: ignore[arg-type]
+        state = await run_async(config, progress=False)
     assert state.completed_now == 0 and len(state.infrastructure_failed) == 8
     assert state.cause_summary() == {"HTTP 500: {\"error\": \"injected\"}": 8}
     with RecordStore(tmp_path / "r.sqlite", readonly=True) as store:
