@@ -100,6 +100,7 @@ def test_run_ids_and_case_text_are_never_markup(tmp_path: Path) -> None:
                 "--records", str(db), "--run-id", run_id, "--no-enforce", "--quiet")
     assert done.returncode == 0, done.stderr
     assert f"run {run_id}:" in done.stdout
+    assert f"{run_id}: 8 of 8 cases" in done.stdout  # the score table's title
     listing = _cli("runs", "--records", str(db))
     assert run_id in listing.stdout
     missing = _cli("score", "[red]nope[/]", "--records", str(db))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.text import Text
 
 from authpairs.analysis.scoring import score_by, score_records
@@ -59,8 +60,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None)
     style = "" if state.complete else "bold yellow"
     console.print(Text(state.describe(), style=style))
     overall = {"all": score_records(records)}
-    print_scores(console, f"{run_id}: {len(records)} of {state.expected} cases", overall,
-                 "cases")
+    print_scores(console, escape(f"{run_id}: {len(records)} of {state.expected} cases"),
+                 overall, "cases")
     extra: dict[str, object] = {"expected": state.expected, "recorded": state.recorded,
                                 "complete": state.complete, "missing": list(state.missing),
                                 "integrity_ok": chain.ok}
@@ -68,7 +69,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None)
         write_scores(out, "scores", overall, "cases", extra=extra)
     for attribute in by:
         groups = score_by(records, attribute)
-        print_scores(console, f"by {attribute}", groups, attribute)
+        print_scores(console, escape(f"by {attribute}"), groups, escape(attribute))
         if out is not None:
             write_scores(out, f"scores_by_{attribute}", groups, attribute, extra=extra)
     return state.complete
