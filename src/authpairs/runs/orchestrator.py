@@ -106,7 +106,7 @@ class RunOrchestrator:
         self.on_retry: Callable[[str, str], None] | None = None
 
     def _retry_delay(self, number: int, exc: TransportError) -> float:
-        delay = self.backoff_s * (2 ** (number - 1))
+        delay: float = self.backoff_s * 2.0 ** (number - 1)
         if exc.retry_after is not None:
             delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
         return delay
