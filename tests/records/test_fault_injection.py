@@ -164,6 +164,8 @@ def test_cli_prints_the_causes_of_infrastructure_failures(tmp_path: Path) -> Non
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+        loop.run_until_complete(server.__aexit__(None, None, None))
+        loop.close()
     assert done.returncode == 3, done.stderr
     out = done.stdout + done.stderr
     assert "2 cases had only infrastructure failures" in " ".join(out.split())
