@@ -48,6 +48,8 @@ def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Datas
             time.sleep(0.01)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
         kills += 1
     final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr

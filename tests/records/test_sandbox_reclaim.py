@@ -34,6 +34,8 @@ def test_a_sandbox_of_a_killed_run_is_reclaimed(tmp_path: Path) -> None:
     time.sleep(0.5)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
     left = list(parent.glob(f"{PREFIX}*"))
     assert len(left) == 1  # kill -9 leaves it behind ...
     with Sandbox(parent) as sandbox:  # ... and the next start reclaims it
