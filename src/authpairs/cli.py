@@ -3,22 +3,87 @@
 Command groups live in :mod:`authpairs.commands`; every module there exposes
 ``register(app, data_app)`` and is discovered automatically, so adding a command group never
 means editing this file.
+
+Every expected error (:class:`~authpairs.errors.AuthpairsError`: a bad dataset, configuration or
+records file, a backend error, a replay miss) is printed as one ``error:`` line naming the file,
+field or option, with exit code 2 and no traceback; ``--debug`` (or ``AUTHPAIRS_DEBUG=1``) shows
+the traceback instead.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import pkgutil
+import sys
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.text import Text
+from typer.core import TyperGroup
 
 import authpairs.commands
+from authpairs.errors import AuthpairsError
 from authpairs.helptext import tidy_help
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+EXIT_INPUT_ERROR = 2
+"""Exit code of an expected error (bad input, bad records, backend refusal)."""
+
+_state = {"debug": os.environ.get("AUTHPAIRS_DEBUG", "") not in ("", "0")}
+_stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+
+def print_error(message: str) -> None:
+    """Print ``error: message`` to stderr; the message is never read as markup."""
+    _stderr.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+
+
+class AuthpairsGroup(TyperGroup):
+    """The root command group: expected errors become one clear line and exit code 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; print expected errors without a traceback unless debugging."""
+        try:
+            return super().invoke(ctx)
+        except AuthpairsError as exc:
+            if _state["debug"]:
+                raise
+            print_error(str(exc) or type(exc).__name__)
+            raise typer.Exit(EXIT_INPUT_ERROR) from None
+        except OSError as exc:
+            if _state["debug"]:
+                raise
+            print_error(f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}")
+            raise typer.Exit(EXIT_INPUT_ERROR) from None
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=AuthpairsGroup,
                   help="AuthorizationPairs: does a guardrail honor authorization?")
 data_app = typer.Typer(no_args_is_help=True, help="Datasets: check, build, import, verify.")
 app.add_typer(data_app, name="data")
+
+
+def configure_logging(debug: bool) -> None:
+    """Warnings (retries and their causes) go to stderr through rich, above the progress bar."""
+    root = logging.getLogger("authpairs")
+    if not any(isinstance(h, RichHandler) for h in root.handlers):
+        handler = RichHandler(console=_stderr, show_path=False, markup=False,
+                              rich_tracebacks=False, show_time=False)
+        root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+@app.callback()
+def main_options(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show tracebacks of expected errors and debug logging.")] = False,
+) -> None:
+    """AuthorizationPairs: does a guardrail honor authorization?"""
+    _state["debug"] = _state["debug"] or debug
+    configure_logging(_state["debug"])
 
 
 def _register_all() -> None:

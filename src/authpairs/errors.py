@@ -39,7 +39,14 @@ class BackendError(AuthpairsError):
 
 
 class TransportError(AuthpairsError):
-    """A refused connection, a timeout or an HTTP 5xx/429: retried as infrastructure."""
+    """A refused connection, a timeout or an HTTP 5xx/429: retried as infrastructure.
+
+    ``retry_after`` carries a server's ``Retry-After`` hint in seconds, when it sent one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ReviewerError(AuthpairsError, ValueError):

@@ -61,11 +61,16 @@ def test_gain_and_loss_in_one_cluster_are_both_reported() -> None:
     assert n["lost"] == 1 and n["gained"] == 1 and n["net"] == 0
 
 
-def test_enforced_effect_completion_requires_verified_execution() -> None:
+def test_enforced_effect_completion_is_execution_with_verification_beside_it() -> None:
+    # One definition (CaseRecord.went_through, issue 11): an executed effect is a completion
+    # whether or not the verifier confirmed it; verification is reported beside it.
     r = rec("x", effect=True)
     unverified = r.model_copy(update={"effect": r.effect.model_copy(update={"verified": False})})
     comp = compare_records([r], [unverified])
-    assert comp.counts()["lost"] == 1
+    assert comp.counts()["retained"] == 1 and comp.counts()["lost"] == 0
+    assert unverified.unverified_execution and not r.unverified_execution
+    refused = r.model_copy(update={"effect": r.effect.model_copy(update={"executed": False})})
+    assert compare_records([r], [refused]).counts()["lost"] == 1
 
 
 def test_duplicate_case_ids_rejected() -> None:

@@ -1,7 +1,8 @@
 """All-must-allow composition replayed from cached decisions (no model is called).
 
 For an ordered selection of reviewers, the first sees every request; a later reviewer is
-consulted only after an available (usable) ALLOW from every earlier one. A BLOCK, an abstention
+consulted only after the request went through every earlier one (:attr:`CaseRecord.went_through`:
+an ALLOW dispatch, executed where an effect was enforced). A BLOCK, an abstention
 or an unavailable response stops the chain and prevents approval. The accepted set is therefore
 the intersection of the members' ALLOW sets (order-invariant); consultations, reached failures
 and selected tokens depend on the order.
@@ -20,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from authpairs.analysis.outcomes import went_through
 from authpairs.errors import AnalysisError
-from authpairs.review.outcome import Decision, OutcomeStatus
+from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 
@@ -87,7 +89,7 @@ def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
         forbidden[j] = labels.pop() != "lawful"
         for i, idx in enumerate(indexed):
             r = idx[cid]
-            allow[i, j] = r.status is OutcomeStatus.DECISION and r.decision is Decision.ALLOW
+            allow[i, j] = went_through(r)  # the one definition (CaseRecord.went_through)
             unavailable[i, j] = r.status is OutcomeStatus.UNAVAILABLE
             abstention[i, j] = r.status is OutcomeStatus.ABSTENTION
             tin[i, j] = r.input_tokens

@@ -65,7 +65,15 @@ class Contrast:
     unresolved_excluded: int
     holm_sign_flip_p: float | None = None
     holm_mcnemar_p: float | None = None
+    holm_resolved_sign_flip_p: float | None = None
+    holm_resolved_mcnemar_p: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def resolved_stats(self) -> ContrastStats:
+        """The resolved-only view: the sensitivity statistics, or the primary ones when no
+        matched context is unresolved (the two views then coincide)."""
+        return self.sensitivity if self.sensitivity is not None else self.stats
 
     def summary(self) -> dict[str, Any]:
         """One flat row: counts, statistics and adjusted p-values."""
@@ -85,6 +93,8 @@ class Contrast:
             "sign_flip_p": s.sign_flip.p_value, "sign_flip_method": s.sign_flip.method,
             "sign_flip_clusters": s.sign_flip.nonzero_clusters,
             "holm_sign_flip_p": self.holm_sign_flip_p, "holm_mcnemar_p": self.holm_mcnemar_p,
+            "holm_resolved_sign_flip_p": self.holm_resolved_sign_flip_p,
+            "holm_resolved_mcnemar_p": self.holm_resolved_mcnemar_p,
             "unresolved_excluded": self.unresolved_excluded})
         if self.sensitivity is not None:
             t = self.sensitivity
@@ -104,6 +114,8 @@ class Contrast:
                 "unresolved_excluded": self.unresolved_excluded,
                 "holm_sign_flip_p": self.holm_sign_flip_p,
                 "holm_mcnemar_p": self.holm_mcnemar_p,
+                "holm_resolved_sign_flip_p": self.holm_resolved_sign_flip_p,
+                "holm_resolved_mcnemar_p": self.holm_resolved_mcnemar_p,
                 "only_before": self.comparison.only_before,
                 "only_after": self.comparison.only_after,
                 "label_mismatch": self.comparison.label_mismatch,
@@ -133,9 +145,18 @@ def compare_runs(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
 
 
 def adjust_family(contrasts: Sequence[Contrast]) -> None:
-    """Holm-adjust the sign-flip and McNemar p-values over the whole declared family, in place."""
+    """Holm-adjust the sign-flip and McNemar p-values within each reference scope, in place.
+
+    Two families: every matched context (the primary view), and resolved contexts only (the
+    sensitivity view; a contrast with nothing unresolved contributes its primary p-values,
+    which are its resolved-only ones). A p-value is never adjusted across the two scopes.
+    """
     flips = holm([c.stats.sign_flip.p_value for c in contrasts])
     mcn = holm([c.stats.mcnemar_p for c in contrasts])
-    for c, pf, pm in zip(contrasts, flips, mcn, strict=True):
+    r_flips = holm([c.resolved_stats.sign_flip.p_value for c in contrasts])
+    r_mcn = holm([c.resolved_stats.mcnemar_p for c in contrasts])
+    for c, pf, pm, rf, rm in zip(contrasts, flips, mcn, r_flips, r_mcn, strict=True):
         c.holm_sign_flip_p = pf
         c.holm_mcnemar_p = pm
+        c.holm_resolved_sign_flip_p = rf
+        c.holm_resolved_mcnemar_p = rm

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
+from scipy.stats import binom
 
 DEFAULT_DRAWS = 10_000
 DEFAULT_SEED = 39039
@@ -27,7 +28,9 @@ def mcnemar_exact(lost: int, gained: int) -> float:
     """Two-sided exact McNemar p-value from the discordant pairs (``lost`` and ``gained``).
 
     Under the null each discordant pair is a fair coin: ``p = min(1, 2 * P(X <= min(b, c)))``
-    with ``X ~ Binomial(b + c, 1/2)``. No discordant pair gives ``p = 1``.
+    with ``X ~ Binomial(b + c, 1/2)``. No discordant pair gives ``p = 1``. The tail is the
+    regularized incomplete beta function (:func:`scipy.stats.binom.cdf`), exact in floating
+    point for any number of pairs -- no ``2**n`` and no huge binomial coefficients.
     """
     if lost < 0 or gained < 0:
         raise ValueError("discordant counts must be non-negative")
@@ -35,8 +38,8 @@ def mcnemar_exact(lost: int, gained: int) -> float:
     if n == 0:
         return 1.0
     k = min(lost, gained)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    return min(1.0, 2.0 * tail / 2.0**n)
+    tail = float(binom.cdf(k, n, 0.5))
+    return min(1.0, 2.0 * tail)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ has a deadline. Refused connections, timeouts, HTTP 429 and 5xx raise
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import os
 import time
 from typing import Any
@@ -21,7 +23,7 @@ from typing import Any
 import httpx
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
-from authpairs.backends.config import OpenAIBackendConfig, SamplingConfig
+from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
@@ -62,24 +64,87 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
     return payload
 
 
-def parse_completion(body: dict[str, Any]) -> ChatResponse:
-    """Read text, reasoning, finish reason and token counts from a chat-completions body."""
-    try:
-        choice = body["choices"][0]
-        message = choice.get("message") or {}
-    except (KeyError, IndexError, TypeError) as exc:
-        raise TransportError(f"malformed completion body: {str(body)[:200]}") from exc
+def _count(usage: dict[str, Any], key: str, where: str) -> int:
+    """A token count from ``usage``: absent/null is 0; anything but a non-negative integer
+    (or integral float) is a malformed body."""
+    value = usage.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TransportError(f"malformed completion body: {where}.{key} is "
+                             f"{type(value).__name__}, not a number")
+    if isinstance(value, float) and not (value.is_integer() and value >= 0):
+        raise TransportError(f"malformed completion body: {where}.{key} is {value!r}")
+    if value < 0:
+        raise TransportError(f"malformed completion body: {where}.{key} is negative")
+    return int(value)
+
+
+def _optional_text(value: object, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TransportError(f"malformed completion body: {where} is {type(value).__name__}, "
+                         "not a string")
+
+
+def parse_completion(body: object) -> ChatResponse:
+    """Read text, reasoning, finish reason and token counts from a chat-completions body.
+
+    Any body that does not have the documented shape -- no ``choices`` list, a choice that is
+    not an object, ``message`` missing or null, list-type ``content``, non-numeric ``usage`` --
+    raises :class:`TransportError` naming the cause: an infrastructure attempt, retried and
+    never scored.
+    """
+    if not isinstance(body, dict):
+        raise TransportError(f"malformed completion body: top level is {type(body).__name__}")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise TransportError("malformed completion body: 'choices' is missing or empty")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise TransportError(f"malformed completion body: choices[0] is "
+                             f"{type(choice).__name__}, not an object")
+    raw = "message" not in choice and "text" in choice  # a /completions (raw prompt) body
+    message = {} if raw else choice.get("message")
+    if not isinstance(message, dict):
+        raise TransportError(f"malformed completion body: choices[0].message is "
+                             f"{'null' if message is None else type(message).__name__}")
+    text = choice.get("text") if raw else message.get("content")
     usage = body.get("usage") or {}
+    if not isinstance(usage, dict):
+        raise TransportError("malformed completion body: 'usage' is not an object")
     details = usage.get("completion_tokens_details") or {}
-    text = message.get("content") if "message" in choice else choice.get("text")
+    if not isinstance(details, dict):
+        details = {}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
     return ChatResponse(
-        text=text,
-        reasoning=message.get("reasoning_content") or message.get("reasoning"),
-        finish_reason=choice.get("finish_reason"),
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
-        reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+        text=_optional_text(text, "choices[0].text" if raw else "choices[0].message.content"),
+        reasoning=_optional_text(reasoning, "choices[0].message.reasoning_content"),
+        finish_reason=_optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
+        input_tokens=_count(usage, "prompt_tokens", "usage"),
+        output_tokens=_count(usage, "completion_tokens", "usage"),
+        reasoning_tokens=_count(details, "reasoning_tokens", "usage.completion_tokens_details"),
     )
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
 
 
 def completion_path(request: ChatRequest) -> str:
@@ -93,7 +158,7 @@ class OpenAIBackend:
     name = "openai"
 
     def __init__(self, base_urls: list[str], model: str, *, concurrency_per_endpoint: int = 4,
-                 deadline_s: float = 3600.0, extra_body: dict[str, Any] | None = None,
+                 deadline_s: float = DEFAULT_DEADLINE_S, extra_body: dict[str, Any] | None = None,
                  api_key: str | None = None, param_names: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         if not base_urls:
@@ -150,7 +215,10 @@ class OpenAIBackend:
                         self._client.post(f"{endpoint.base_url}/{completion_path(request)}",
                                           json=payload),
                         timeout=self.deadline_s)
-                except (httpx.TransportError, TimeoutError) as exc:
+                except TimeoutError as exc:
+                    raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
+                                         f"within the {self.deadline_s:g} s deadline") from exc
+                except httpx.TransportError as exc:
                     raise TransportError(
                         f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
                 elapsed = time.perf_counter() - started
@@ -158,13 +226,17 @@ class OpenAIBackend:
             endpoint.in_flight -= 1
         if reply.status_code == 429 or reply.status_code >= 500:
             raise TransportError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
-                                 f"{reply.text[:200]}")
+                                 f"{reply.text[:200]}",
+                                 retry_after=retry_after_seconds(reply.headers.get("retry-after")))
         if reply.status_code >= 400:
             raise BackendError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
                                f"{reply.text[:500]}")
         try:
             body = reply.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
-        response = parse_completion(body)
+        try:
+            response = parse_completion(body)
+        except TransportError as exc:
+            raise TransportError(f"{endpoint.base_url}: {exc}") from exc
         return response.model_copy(update={"latency_s": elapsed, "endpoint": endpoint.base_url})

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from authpairs.analysis.compare import ComparisonError
 from authpairs.analysis.compose import CompositionError, compose_all
@@ -20,7 +21,12 @@ from authpairs.analysis.cost import (
 )
 from authpairs.analysis.family import FamilyError, load_family, run_family
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
-from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, load_run
+from authpairs.analysis.runref import (
+    DEFAULT_RECORDS,
+    RunNotFoundError,
+    load_run,
+    load_run_checked,
+)
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
 from authpairs.report.analysis_tables import (
@@ -33,6 +39,7 @@ from authpairs.report.analysis_tables import (
 )
 from authpairs.report.console import make_console
 from authpairs.report.files import write_csv, write_json
+from authpairs.runs.completeness import Completeness
 from authpairs.runs.config import ConfigError
 
 console = make_console()
@@ -70,6 +77,13 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _state_completeness(*states: Completeness) -> list[str]:
+    """Print ``n recorded of N expected`` for each run; return the incomplete run ids."""
+    for state in states:
+        console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
+    return [s.run_id for s in states if not s.complete]
+
+
 def _split_label(arg: str) -> tuple[str | None, str]:
     """``NAME=ADDRESS`` gives a display name; otherwise the run id is the name."""
     name, sep, address = arg.partition("=")
@@ -98,8 +112,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
         try:
-            ref_a, rec_a = load_run(run_a, records)
-            ref_b, rec_b = load_run(run_b, records)
+            ref_a, rec_a, done_a = load_run_checked(run_a, records)
+            ref_b, rec_b, done_b = load_run_checked(run_b, records)
+            _state_completeness(done_a, done_b)
             contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
                                     after_run=ref_b.label, draws=draws, seed=seed)
         except (RunNotFoundError, ComparisonError) as exc:
@@ -111,6 +126,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             for attribute in by or []:
                 write_csv(out / f"by_{attribute}.csv", contrast.comparison.breakdown(attribute))
             data = contrast.to_dict()
+            data["before_completeness"] = done_a.to_dict()
+            data["after_completeness"] = done_b.to_dict()
             data["before_records"] = str(ref_a.path)
             data["after_records"] = str(ref_b.path)
             write_json(out / "comparison.json", data)
@@ -233,14 +250,18 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="'all' candidate records must be usable, or only the 'designated' ones.")]
         = "all",
         records: RecordsOpt = DEFAULT_RECORDS,
+        allow_incomplete: Annotated[bool, typer.Option(
+            "--allow-incomplete", help="Judge runs with missing cases instead of failing.")]
+        = False,
         out: OutOpt = None,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
         if usable_scope not in ("all", "designated"):
             raise _fail(f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
         try:
-            ref_a, rec_a = load_run(baseline, records)
-            ref_b, rec_b = load_run(candidate, records)
+            ref_a, rec_a, done_a = load_run_checked(baseline, records)
+            ref_b, rec_b, done_b = load_run_checked(candidate, records)
+            incomplete = _state_completeness(done_a, done_b)
             result = run_gate(
                 rec_a, rec_b, required=read_case_ids(required),
                 forbidden=read_case_ids(forbidden) if forbidden is not None else None,
@@ -249,7 +270,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         except (RunNotFoundError, GateInputError) as exc:
             raise _fail(str(exc)) from exc
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
+        blocked = bool(incomplete) and not allow_incomplete
         if out is not None:
-            write_json(out / "gate.json", result.to_dict())
+            data = result.to_dict()
+            data["completeness"] = {"baseline": done_a.to_dict(), "candidate": done_b.to_dict()}
+            data["passed"] = result.passed and not blocked
+            write_json(out / "gate.json", data)
             write_csv(out / "gate_failures.csv", [f.to_dict() for f in result.failures])
-        raise typer.Exit(0 if result.passed else 1)
+        if blocked:
+            console.print("[red]gate FAILED:[/] incomplete run(s): ", end="")
+            console.print(", ".join(incomplete), markup=False, highlight=False)
+            console.print("re-run them to completion, or pass --allow-incomplete")
+        raise typer.Exit(0 if result.passed and not blocked else 1)

@@ -10,9 +10,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.text import Text
 
 from authpairs.analysis.scoring import Score, score_by, score_records
-from authpairs.errors import MissingDependencyError, ReviewerError
+from authpairs.errors import DataError, MissingDependencyError, RecordsError, ReviewerError
 from authpairs.report.console import make_console
 from authpairs.report.hints import unavailable_hint
 from authpairs.report.jsonl import export_jsonl
@@ -20,8 +21,11 @@ from authpairs.report.run_list import describe_run, runs_table
 from authpairs.report.tables import print_scores, print_table, write_scores
 from authpairs.review.interfaces import get_interface
 from authpairs.runs.api import run_async
+from authpairs.runs.audit import verify_chain
+from authpairs.runs.completeness import completeness
 from authpairs.runs.config import RunConfig, config_from_dict, load_config
 from authpairs.runs.main_job import cli_base_config
+from authpairs.runs.orchestrator import RunProgress
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
 
@@ -53,22 +57,63 @@ def build_config(config_file: Path | None, overrides: dict[str, Any],
     return config_from_dict(cli_base_config(backend, dataset), overrides, origin="command line")
 
 
-def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None) -> Score:
-    """Print (and optionally write) the scores of a stored run; returns the overall score."""
-    with RecordStore(records_path) as store:
-        if store.get_run(run_id) is None:
-            raise typer.BadParameter(f"{records_path}: no run '{run_id}'")
+def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
+               ) -> tuple[Score, bool]:
+    """Print (and optionally write) the scores of a stored run; returns the overall score and
+    whether the run is complete.
+
+    The header line states ``n recorded of N expected`` and lists missing case ids; a broken
+    record chain is reported before the scores (run ``authpairs audit`` for the details).
+    """
+    with RecordStore(records_path, readonly=True) as store:
+        info = store.get_run(run_id)
+        if info is None:
+            raise RecordsError(f"{records_path}: no run '{run_id}'")
         records = store.case_records(run_id)
+        chain = verify_chain(store, run_id)
+    state = completeness(info, (r.case_id for r in records))
+    if not chain.ok:
+        console.print(Text(f"warning: the records of run {run_id} fail the integrity check "
+                           f"({len(chain.findings)} finding(s), first: {chain.findings[0]}); "
+                           f"run 'authpairs audit {run_id}'", style="bold red"))
+    style = "" if state.complete else "bold yellow"
+    console.print(Text(state.describe(), style=style))
     overall = {"all": score_records(records)}
-    print_scores(console, f"{run_id}: {len(records)} cases", overall, "cases")
+    print_scores(console, escape(f"{run_id}: {len(records)} of {state.expected} cases"),
+                 overall, "cases")
+    extra: dict[str, object] = {"expected": state.expected, "recorded": state.recorded,
+                                "complete": state.complete, "missing": list(state.missing),
+                                "integrity_ok": chain.ok}
     if out is not None:
-        write_scores(out, "scores", overall, "cases")
+        write_scores(out, "scores", overall, "cases", extra=extra)
     for attribute in by:
         groups = score_by(records, attribute)
-        print_scores(console, f"by {attribute}", groups, attribute)
+        print_scores(console, escape(f"by {attribute}"), groups, escape(attribute))
         if out is not None:
-            write_scores(out, f"scores_by_{attribute}", groups, attribute)
-    return overall["all"]
+            write_scores(out, f"scores_by_{attribute}", groups, attribute, extra=extra)
+    return overall["all"], state.complete
+
+
+def print_run_summary(state: RunProgress) -> None:
+    """What this invocation did, with the causes of infrastructure failures."""
+    console.print(Text(f"run {state.run_id}: {state.total} cases, {state.already_done} already "
+                       f"recorded, {state.completed_now} new"))
+    if state.recorded_elsewhere:
+        console.print(Text(f"{state.recorded_elsewhere} cases were recorded meanwhile by "
+                           "another process on the same run"))
+    if state.claimed_elsewhere:
+        console.print(Text(f"{len(state.claimed_elsewhere)} cases are being reviewed by another "
+                           "process on the same run: " + ", ".join(state.claimed_elsewhere[:10]),
+                           style="yellow"))
+    if state.infrastructure_failed:
+        console.print(Text(f"{len(state.infrastructure_failed)} cases had only infrastructure "
+                           "failures; re-run the same command to retry them. Causes:",
+                           style="yellow"))
+        for cause, count in state.cause_summary().items():
+            console.print(Text(f"  {count} x {cause}"))
+    if state.audit_failures:
+        console.print(Text(f"effect-audit failures: {', '.join(state.audit_failures)}",
+                           style="red"))
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -126,6 +171,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="Run id. Default: run- plus the config hash.")] = None,
         records: Annotated[Path | None, typer.Option(
             help="SQLite records file. Default: runs/authpairs.sqlite.")] = None,
+        deadline: Annotated[float | None, typer.Option(
+            help="Per-request deadline in seconds. Default: 600.", min=0.001)] = None,
         by: Annotated[list[str] | None, typer.Option(
             help="Also score grouped by this case attribute (repeatable).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
@@ -155,22 +202,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "reviewer.sampling.presence_penalty": presence_penalty,
             "reviewer.sampling.repetition_penalty": repetition_penalty,
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
-            "enforce": enforce, "run_id": run_id,
+            "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
             "records": str(records) if records else None})
         config = build_config(config_file, overrides, backend, dataset)
         try:
             state = asyncio.run(run_async(config, progress=not quiet))
         except (ReviewerError, MissingDependencyError) as exc:
-            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            console.print(Text(f"error: {exc}", style="red"))
             raise typer.Exit(code=2) from None
-        console.print(f"run [bold]{state.run_id}[/]: {state.total} cases, "
-                      f"{state.already_done} already recorded, {state.completed_now} new")
-        if state.infrastructure_failed:
-            console.print(f"[yellow]{len(state.infrastructure_failed)} cases had only "
-                          "infrastructure failures; re-run the same command to retry them[/]")
-        if state.audit_failures:
-            console.print(f"[red]effect-audit failures: {', '.join(state.audit_failures)}[/]")
-        overall = report_run(Path(config.records), state.run_id, by or [], out)
+        print_run_summary(state)
+        overall, _ = report_run(Path(config.records), state.run_id, by or [], out)
         hint = unavailable_hint(overall, max_tokens=config.reviewer.sampling.max_tokens)
         if hint is not None and config.reviewer.baseline is None:
             console.print(hint, markup=False, highlight=False, soft_wrap=True)
@@ -185,14 +226,21 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="Group by case attribute: family, domain, scenario, engine (repeatable).")]
         = None,
         out: Annotated[Path | None, typer.Option(help="Write JSON/CSV here.")] = None,
+        require_complete: Annotated[bool, typer.Option(
+            "--require-complete", help="Exit 1 when cases are missing.")] = False,
     ) -> None:
-        """Score a stored run (reads records only)."""
-        report_run(records, run_id, by or [], out)
+        """Score a stored run (reads records only; read-only files work).
+
+        States n recorded of N expected and lists missing case ids; exit code 1 when the run is
+        incomplete and --require-complete is given."""
+        _, complete = report_run(records, run_id, by or [], out)
+        if require_complete and not complete:
+            raise typer.Exit(code=1)
 
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
-        """List the runs in a records file: reviewer, dataset, cases recorded and date."""
-        with RecordStore(records) as store:
+        """List the runs in a records file: reviewer, dataset, cases recorded of expected, date."""
+        with RecordStore(records, readonly=True) as store:
             rows = [describe_run(info, len(store.done_case_ids(info.run_id)))
                     for info in store.list_runs()]
         if not rows:
@@ -207,9 +255,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         records: RecordsOpt = DEFAULT_RECORDS,
     ) -> None:
         """Export a run's records (with every attempt) to JSONL."""
-        with RecordStore(records) as store:
+        with RecordStore(records, readonly=True) as store:
+            info = store.get_run(run_id)
+            if info is None:
+                raise RecordsError(f"{records}: no run '{run_id}'")
+            state = completeness(info, store.done_case_ids(run_id))
             lines = export_jsonl(store, run_id, out)
-        console.print(f"wrote {lines} lines to {out}")
+        console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
+        console.print(Text(f"wrote {lines} lines to {out}"))
 
     @app.command("show-prompt")
     def show_prompt(
@@ -224,7 +277,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:
-            raise typer.BadParameter(f"no case '{case_id}' in dataset '{dataset}'")
+            raise DataError(f"no case '{case_id}' in dataset '{dataset}'")
         chosen = get_interface(interface)
         request = chosen.render(cases[case_id].public)
         for message in request.messages:

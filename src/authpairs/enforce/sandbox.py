@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -30,6 +31,47 @@ def default_parent() -> Path | None:
     if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
         return shm
     return None
+
+
+PREFIX = "authpairs-sandbox-"
+OWNER_FILE = ".owner"
+"""Host name and process id of the process that created a sandbox (one per line)."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reclaim_stale(parent: Path | None = None) -> list[Path]:
+    """Remove sandboxes whose creating process on this host is gone; returns what was removed.
+
+    Only directories named ``authpairs-sandbox-*`` that hold an owner file naming this host and a
+    dead process id are removed; anything else is left alone.
+    """
+    folder = Path(parent if parent is not None else (default_parent() or tempfile.gettempdir()))
+    removed: list[Path] = []
+    host = socket.gethostname()
+    try:
+        candidates = list(folder.glob(f"{PREFIX}*"))
+    except OSError:
+        return removed
+    for path in candidates:
+        try:
+            owner_host, pid_text = path.joinpath(OWNER_FILE).read_text(
+                encoding="utf-8").split("\n")[:2]
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        if owner_host == host and pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 class Sandbox:
@@ -56,12 +98,18 @@ class Sandbox:
         self.stop()
 
     def start(self) -> None:
-        """Create the directory, schema, keys and global resources; start the HTTP server."""
+        """Create the directory, schema, keys and global resources; start the HTTP server.
+
+        Sandboxes left behind by killed processes (``kill -9``) are removed first.
+        """
         if self._root is not None:
             raise RuntimeError("sandbox already started")
-        root = Path(tempfile.mkdtemp(prefix="authpairs-sandbox-", dir=self._parent)).resolve()
+        reclaim_stale(self._parent)
+        root = Path(tempfile.mkdtemp(prefix=PREFIX, dir=self._parent)).resolve()
         self._root = root
         try:
+            (root / OWNER_FILE).write_text(f"{socket.gethostname()}\n{os.getpid()}\n",
+                                           encoding="utf-8")
             for base in (layout.OUTBOX, layout.DOCUMENTS, layout.SIGNATURES, layout.SITES,
                          layout.DOWNLOADS, layout.PUBLIC_KEYS):
                 root.joinpath(*base).mkdir(mode=0o755, parents=True)
@@ -89,6 +137,9 @@ class Sandbox:
             self._db = None
         if self._root is not None and not self._keep:
             shutil.rmtree(self._root, ignore_errors=True)
+        elif self._root is not None:
+            # A kept sandbox is for inspection: its private keys never outlive the run.
+            shutil.rmtree(self._root.joinpath(*layout.PRIVATE_KEYS), ignore_errors=True)
         self._root = None
 
     # -- access ----------------------------------------------------------------------------

@@ -145,7 +145,9 @@ def records_of(scores: list[SampleScore]) -> list[CaseRecord]:
 
 def _measures(score: AuthScore, prefix: str = "") -> dict[str, float]:
     values: dict[str, float] = {
-        f"{prefix}usable_correctness": score.usable_correctness,
+        # Inspect metrics are numbers: a group with no scored case has no correctness (NaN)
+        f"{prefix}usable_correctness": (float("nan") if score.usable_correctness is None
+                                        else score.usable_correctness),
         f"{prefix}incorrect_approvals": float(score.incorrect_approvals),
         f"{prefix}false_denials": float(score.false_denials),
         f"{prefix}unavailable": float(score.unavailable),

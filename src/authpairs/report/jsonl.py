@@ -6,13 +6,15 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from authpairs.runs.completeness import completeness
 from authpairs.runs.store import RecordStore
 
 
 def export_jsonl(store: RecordStore, run_id: str, out: str | Path) -> int:
     """Write the run's case records (each with ``attempts``) to ``out``; returns the line count.
 
-    A first line ``{"run": ...}`` carries the run metadata (configuration, hashes, versions).
+    A first line ``{"run": ..., "completeness": ...}`` carries the run metadata (configuration,
+    hashes, versions) and the recorded-versus-expected case counts with the missing ids.
     Attempts that produced no case record (exhausted infrastructure retries) follow as
     ``{"orphan_attempts": [...]}`` lines, so nothing recorded is left out.
     """
@@ -22,7 +24,10 @@ def export_jsonl(store: RecordStore, run_id: str, out: str | Path) -> int:
     attempts = defaultdict(list)
     for attempt in store.attempts(run_id):
         attempts[attempt.case_id].append(attempt.model_dump(mode="json"))
-    lines = [json.dumps({"run": info.model_dump(mode="json")}, sort_keys=True)]
+    recorded = store.done_case_ids(run_id)
+    lines = [json.dumps({"run": info.model_dump(mode="json"),
+                         "completeness": completeness(info, recorded).to_dict()},
+                        sort_keys=True)]
     for record in store.case_records(run_id):
         row = record.model_dump(mode="json")
         row["attempts"] = attempts.pop(record.case_id, [])

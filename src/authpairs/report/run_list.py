@@ -36,9 +36,10 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
     where = f"{dataset} {split}" if split else dataset
     if limit:
         where += f" (first {limit})"
-    expected = info.manifest.get("n_cases")
+    expected = len(info.expected_case_ids) or info.manifest.get("n_cases")
+    flag = "" if not expected or recorded >= int(expected) else " INCOMPLETE"
     return {"run id": info.run_id, "interface": interface, "backend / model": reviewer,
-            "dataset": where, "recorded": f"{recorded}/{expected if expected else '?'}",
+            "dataset": where, "recorded": f"{recorded}/{expected if expected else '?'}{flag}",
             "created (UTC)": info.created_at.replace("T", " ").split("+")[0]}
 
 

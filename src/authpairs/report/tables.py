@@ -169,11 +169,12 @@ def print_scores(console: Console, title: str, scores: dict[str, Score],
 
 
 def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
-                 key_name: str = "group") -> list[Path]:
-    """Write ``<stem>.json`` and ``<stem>.csv``; returns the paths."""
+                 key_name: str = "group", extra: dict[str, object] | None = None) -> list[Path]:
+    """Write ``<stem>.json`` and ``<stem>.csv``; returns the paths. ``extra`` (e.g. the run's
+    ``expected`` and ``recorded`` case counts) is added to every row."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [{key_name: key, **score.to_dict()} for key, score in scores.items()]
+    rows = [{key_name: key, **score.to_dict(), **(extra or {})} for key, score in scores.items()]
     json_path = out / f"{stem}.json"
     json_path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     csv_path = out / f"{stem}.csv"

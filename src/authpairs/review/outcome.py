@@ -57,6 +57,10 @@ class ReasonCode(StrEnum):
     MALFORMED = "malformed"  # native output that does not follow its format (e.g. bad Harmony)
     NATIVE_FALLBACK = "native_fallback"  # the guardrail library fell back (no recognised word)
     GUARDRAIL_ERROR = "guardrail_error"  # a user guardrail (callable, service) failed or erred
+    TOO_LARGE = "too_large"  # a number beyond the digit limit, or an oversized response
+    TOO_DEEP = "too_deep"  # nesting deeper than the parser accepts
+    INVALID_TEXT = "invalid_text"  # lone surrogates or other text that is not valid Unicode
+    PARSER_ERROR = "parser_error"  # a parser raised (a bug); the run records it, never crashes
 
 
 class ReviewOutcome(BaseModel):

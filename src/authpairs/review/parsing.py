@@ -3,8 +3,13 @@
 A response is accepted only as exactly one complete, finite JSON object, either as the whole
 (whitespace-trimmed) text or as the whole content of exactly one Markdown code fence. Everything
 else is *unavailable* with a reason code: duplicate keys, NaN/Infinity, extra prose, several
-objects, a generation cut at the token limit, and so on. The parser never applies a permission rule:
-it only checks the shape of the answer against the interface's JSON schema.
+objects, a top-level array (``not_object``, fenced or not), a generation cut at the token limit,
+and so on. The parser never applies a permission rule: it only checks the shape of the answer
+against the interface's JSON schema.
+
+The parser never raises, whatever the text: oversized responses and integers beyond
+:data:`MAX_INT_DIGITS` digits are ``too_large``, nesting deeper than :data:`MAX_DEPTH` is
+``too_deep``, and lone surrogates are ``invalid_text``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,18 @@ from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
 _ANY_FENCE = re.compile(r"```")
 
+MAX_RESPONSE_CHARS = 1_000_000
+"""Longer responses are unavailable (``too_large``) without being decoded."""
+MAX_INT_DIGITS = 100
+"""Integers with more digits are unavailable (``too_large``)."""
+MAX_DEPTH = 64
+"""Deeper nesting of arrays/objects is unavailable (``too_deep``)."""
+
+CLEAN_STOPS = frozenset({None, "stop", "eos", "end_turn", "stop_sequence"})
+"""Finish reasons of a complete generation (OpenAI, llama.cpp, Anthropic spellings)."""
+LENGTH_STOPS = frozenset({"length", "max_tokens", "model_length"})
+"""Finish reasons of a generation cut at the token limit."""
+
 
 class _Unavailable(Exception):
     def __init__(self, reason: ReasonCode, detail: str) -> None:
@@ -29,11 +46,44 @@ class _Unavailable(Exception):
         self.detail = detail
 
 
+def finish_outcome(finish_reason: str | None) -> ReviewOutcome | None:
+    """The unavailable outcome a finish reason implies, or None for a clean stop.
+
+    ``length``/``max_tokens`` -> ``length``; ``stop``/``stop_sequence``/``eos``/``end_turn`` or
+    none -> clean; anything else (``content_filter``, ``tool_calls``, ...) -> ``filtered``.
+    Every interface's parser applies this first.
+    """
+    if finish_reason in LENGTH_STOPS:
+        return ReviewOutcome.unavailable(ReasonCode.LENGTH, "generation stopped at max_tokens")
+    if finish_reason not in CLEAN_STOPS:
+        return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish_reason}")
+    return None
+
+
+def text_problem(text: str) -> ReviewOutcome | None:
+    """The unavailable outcome for text no parser should read (oversized, not valid Unicode)."""
+    if len(text) > MAX_RESPONSE_CHARS:
+        return ReviewOutcome.unavailable(ReasonCode.TOO_LARGE,
+                                         f"response longer than {MAX_RESPONSE_CHARS} characters")
+    if not _valid_unicode(text):
+        return ReviewOutcome.unavailable(ReasonCode.INVALID_TEXT,
+                                         "response holds lone surrogates")
+    return None
+
+
+def _valid_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise _Unavailable(ReasonCode.DUPLICATE_KEY, f"duplicate key {key!r}")
+            raise _Unavailable(ReasonCode.DUPLICATE_KEY, f"duplicate key {key[:40]!r}")
         result[key] = value
     return result
 
@@ -43,14 +93,44 @@ def _reject_constant(name: str) -> float:
 
 
 def _finite_float(text: str) -> float:
+    if len(text) > MAX_INT_DIGITS * 4:
+        raise _Unavailable(ReasonCode.TOO_LARGE, f"number with {len(text)} characters")
     value = float(text)
     if not math.isfinite(value):
-        raise _Unavailable(ReasonCode.NON_FINITE, f"number {text} is not finite")
+        raise _Unavailable(ReasonCode.NON_FINITE, f"number {text[:40]} is not finite")
     return value
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Unavailable(ReasonCode.TOO_LARGE, f"integer with {len(text)} digits")
+    return int(text)
+
+
+def _max_depth(payload: str) -> int:
+    """The deepest nesting of arrays/objects outside strings (a linear scan)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in payload:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def _extract_payload(text: str) -> str:
-    """Return the JSON text of the single object, or raise :class:`_Unavailable`."""
+    """Return the JSON text of the single value, or raise :class:`_Unavailable`."""
     stripped = text.strip()
     if not stripped:
         raise _Unavailable(ReasonCode.EMPTY, "empty response")
@@ -60,20 +140,42 @@ def _extract_payload(text: str) -> str:
         if _ANY_FENCE.search(body):
             raise _Unavailable(ReasonCode.MULTIPLE_OBJECTS, "more than one code fence")
         return body.strip()
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")):
         return stripped
     if "{" in stripped or "```" in stripped:
         raise _Unavailable(ReasonCode.EXTRA_PROSE, "text outside the JSON object")
     raise _Unavailable(ReasonCode.NOT_JSON, "no JSON object in the response")
 
 
+def _strings_valid(value: Any) -> bool:
+    """True when every string (keys included) in a decoded value is valid Unicode."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not _valid_unicode(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
 def _decode_single_object(payload: str) -> dict[str, Any]:
+    if _max_depth(payload) > MAX_DEPTH:
+        raise _Unavailable(ReasonCode.TOO_DEEP, f"nesting deeper than {MAX_DEPTH}")
     decoder = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                               parse_float=_finite_float)
+                               parse_float=_finite_float, parse_int=_bounded_int)
     try:
         value, end = decoder.raw_decode(payload)
     except json.JSONDecodeError as exc:
         raise _Unavailable(ReasonCode.NOT_JSON, f"invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise _Unavailable(ReasonCode.TOO_DEEP, "nesting too deep to decode") from exc
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise _Unavailable(ReasonCode.TOO_LARGE, f"unreadable number: {exc}") from exc
     rest = payload[end:].strip()
     if rest:
         if rest.startswith(("{", "[")):
@@ -81,6 +183,8 @@ def _decode_single_object(payload: str) -> dict[str, Any]:
         raise _Unavailable(ReasonCode.EXTRA_PROSE, "text after the JSON object")
     if not isinstance(value, dict):
         raise _Unavailable(ReasonCode.NOT_OBJECT, "the JSON value is not an object")
+    if not _strings_valid(value):
+        raise _Unavailable(ReasonCode.INVALID_TEXT, "a string holds lone surrogates")
     return value
 
 
@@ -101,37 +205,48 @@ def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
         error = errors[0]
         reason = _SCHEMA_REASONS.get(str(error.validator), ReasonCode.INVALID_VALUE)
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise _Unavailable(reason, f"{where}: {error.message}")
+        raise _Unavailable(reason, f"{where[:80]}: {error.message[:200]}")
 
 
 def parse_json_decision(text: str | None, finish_reason: str | None,
                         schema: dict[str, Any]) -> ReviewOutcome:
-    """Parse a reviewer's text into a :class:`ReviewOutcome` under ``schema``.
+    """Parse a reviewer's text into a :class:`ReviewOutcome` under ``schema``; never raises.
 
     The object must carry ``decision`` in ALLOW/BLOCK/UNKNOWN (enforced by the schema); a
     ``checks`` list, when present, is returned with the outcome.
     """
-    if finish_reason == "length":
-        return ReviewOutcome.unavailable(ReasonCode.LENGTH, "generation stopped at max_tokens")
-    if finish_reason not in (None, "stop", "eos", "end_turn"):
-        return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish_reason}")
+    stopped = finish_outcome(finish_reason)
+    if stopped is not None:
+        return stopped
+    text = text or ""
+    problem = text_problem(text)
+    if problem is not None:
+        return problem
     try:
-        value = _decode_single_object(_extract_payload(text or ""))
+        value = _decode_single_object(_extract_payload(text))
         _check_schema(value, schema)
+        checks = value.get("checks")
+        return ReviewOutcome.decided(Decision(value["decision"]),
+                                     checks=checks if isinstance(checks, list) else None)
     except _Unavailable as exc:
         return ReviewOutcome.unavailable(exc.reason, exc.detail)
-    checks = value.get("checks")
-    return ReviewOutcome.decided(Decision(value["decision"]),
-                                 checks=checks if isinstance(checks, list) else None)
+    except (RecursionError, ValueError, TypeError, KeyError) as exc:
+        return ReviewOutcome.unavailable(ReasonCode.INVALID_VALUE,
+                                         f"unreadable answer: {type(exc).__name__}")
 
 
 def parse_json_object(text: str | None) -> dict[str, Any] | ReviewOutcome:
     """The single strict JSON object in ``text`` (same rules as :func:`parse_json_decision`),
     or an unavailable outcome saying why not. For native formats with their own JSON verdicts."""
+    text = text or ""
+    problem = text_problem(text)
+    if problem is not None:
+        return problem
     try:
-        return _decode_single_object(_extract_payload(text or ""))
+        return _decode_single_object(_extract_payload(text))
     except _Unavailable as exc:
         return ReviewOutcome.unavailable(exc.reason, exc.detail)
 
 
-__all__ = ["parse_json_decision", "parse_json_object"]
+__all__ = ["CLEAN_STOPS", "LENGTH_STOPS", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_RESPONSE_CHARS",
+           "finish_outcome", "parse_json_decision", "parse_json_object", "text_problem"]

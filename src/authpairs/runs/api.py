@@ -13,9 +13,12 @@ from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
-from authpairs.cases.dataset import Dataset
+from authpairs.cases.dataset import Dataset, DatasetError
+from authpairs.cases.effect_params import DescriptorError
+from authpairs.cases.effect_types import parse_params
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
+from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.config import RunConfig
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
@@ -40,8 +43,27 @@ def package_versions() -> dict[str, str]:
 
 
 def load_run_dataset(config: RunConfig) -> Dataset:
-    """The cases a configuration selects (dataset, split, limit)."""
-    return resolve_dataset(config.dataset).select_for_run(config.split, config.limit)
+    """The cases a configuration selects (dataset, split, limit), validated."""
+    dataset = resolve_dataset(config.dataset).select_for_run(config.split, config.limit)
+    validate_effects(dataset, origin=config.dataset)
+    return dataset
+
+
+def validate_effects(dataset: Dataset, origin: str | None = None) -> None:
+    """Check every effect descriptor with the enforcer's parameter models before any model call.
+
+    Raises :class:`DatasetError` naming the dataset (``origin``: its file or name), the case and
+    the parameter.
+    """
+    for case in dataset:
+        if case.public.effect is None:
+            continue
+        try:
+            parse_params(case.public.effect)
+        except DescriptorError as exc:
+            field = f"public.effect.params.{exc.field}" if exc.field else "public.effect"
+            raise DatasetError(origin or dataset.name, str(exc), record=case.case_id,
+                               field=field) from None
 
 
 def make_enforcer_for(dataset: Dataset, config: RunConfig) -> Enforcer | None:
@@ -60,11 +82,20 @@ def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None
     return LocalEnforcer(parent, keep=keep)
 
 
+def lease_seconds(config: RunConfig) -> float:
+    """How long a claimed case stays reserved for the claiming process: every attempt's
+    deadline plus the longest retry waits, plus a margin."""
+    attempts = config.infra_retries + 1
+    return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
+
+
 async def run_async(config: RunConfig, *, progress: bool = True,
                     dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
     """Run (or resume) the configured run. ``reviewer`` overrides the configured one (tests)."""
     dataset = dataset if dataset is not None else load_run_dataset(config)
+    if not dataset.cases:
+        raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
     run_id = config.resolved_run_id()
     async with AsyncExitStack() as stack:
         if reviewer is None:
@@ -75,7 +106,8 @@ async def run_async(config: RunConfig, *, progress: bool = True,
             config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe()},
             config_sha256=config.sha256(), manifest=manifest.to_dict(),
             manifest_sha256=manifest.public_sha256,
-            template_sha256=reviewer.template_hashes(), versions=package_versions())
+            template_sha256=reviewer.template_hashes(), versions=package_versions(),
+            expected_case_ids=sorted(c.case_id for c in dataset.cases))
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
             store.open_run(info)
@@ -84,7 +116,8 @@ async def run_async(config: RunConfig, *, progress: bool = True,
                 sync_stack.enter_context(enforcer)
             orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
                                            concurrency=config.concurrency,
-                                           infra_retries=config.infra_retries)
+                                           infra_retries=config.infra_retries,
+                                           lease_s=lease_seconds(config))
             return await orchestrator.run(dataset.cases, show_progress=progress)
 
 

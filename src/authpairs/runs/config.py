@@ -6,6 +6,7 @@ configuration (defaults filled in) is stored with every run together with its SH
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,8 +106,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
 
 def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = None,
                      origin: str = "<config>") -> RunConfig:
-    """Build a :class:`RunConfig` from plain data plus dotted-key overrides."""
-    data = dict(raw)
+    """Build a :class:`RunConfig` from plain data plus dotted-key overrides (``raw`` is never
+    modified)."""
+    data = copy.deepcopy(raw)
     overrides = dict(overrides or {})
     new_kind = overrides.get("reviewer.backend.kind")
     reviewer = data.get("reviewer")

@@ -1,27 +1,39 @@
 """Async orchestration of one run: bounded concurrency, one formal attempt per case, resume.
 
-For each case that has no record yet in the run: render the public case, ask the reviewer, retry
-*transport* failures only (recorded as infrastructure attempts), parse the one formal answer,
-dispatch it to the enforcement point (if any), and store the case record with its attempts in one
-transaction. A case whose transport failures exhaust the retries gets no case record -- it is never
-scored as a decision -- and a later re-run of the same command tries it again.
+For each case that has no record yet in the run: claim it (so a second process on the same run
+never reviews it too), render the public case, ask the reviewer, retry *transport* failures only
+(recorded as infrastructure attempts, honouring a bounded ``Retry-After``), copy the raw output
+into the formal attempt, parse it (a parser that raises still yields an *unavailable* outcome),
+dispatch it to the enforcement point (if any), and store the case record with its attempts in
+one transaction. A case whose transport failures exhaust the retries gets no case record -- it
+is never scored as a decision -- and a later re-run of the same command tries it again.
+
+Every retry is logged (logger ``authpairs.runs``) with its cause and shown on the progress line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from authpairs.backends.base import TransportError
+from authpairs.backends.base import ChatResponse, TransportError
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
+from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.records import AttemptRecord, CaseRecord
 from authpairs.runs.store import RecordStore
+
+log = logging.getLogger("authpairs.runs")
+
+#: A server's Retry-After is honoured up to this many seconds.
+MAX_RETRY_AFTER_S = 60.0
 
 
 @dataclass
@@ -33,12 +45,22 @@ class RunProgress:
     already_done: int
     completed_now: int = 0
     infrastructure_failed: list[str] = field(default_factory=list)
+    infrastructure_causes: dict[str, str] = field(default_factory=dict)
     audit_failures: list[str] = field(default_factory=list)
+    claimed_elsewhere: list[str] = field(default_factory=list)
+    recorded_elsewhere: int = 0
 
     @property
     def missing(self) -> int:
         """Cases still without a record after this invocation."""
-        return self.total - self.already_done - self.completed_now
+        return self.total - self.already_done - self.completed_now - self.recorded_elsewhere
+
+    def cause_summary(self) -> dict[str, int]:
+        """How many cases failed for each (last) infrastructure cause."""
+        counts: dict[str, int] = {}
+        for cause in self.infrastructure_causes.values():
+            counts[cause] = counts.get(cause, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _attempt(run_id: str, case_id: str, number: int, kind: str, input_sha: str,
@@ -48,12 +70,29 @@ def _attempt(run_id: str, case_id: str, number: int, kind: str, input_sha: str,
                          **fields)  # type: ignore[arg-type]
 
 
+def short_cause(error: str) -> str:
+    """A short cause for display: the message without the endpoint URL prefix."""
+    head = error.splitlines()[0] if error else "unknown"
+    if head.startswith(("http://", "https://")) and ": " in head:
+        head = head.split(": ", 1)[1]
+    return head[:120]
+
+
+def safe_parse(reviewer: Reviewer, response: ChatResponse) -> ReviewOutcome:
+    """The reviewer's parse; anything it raises is an *unavailable* outcome, never a crash."""
+    try:
+        return reviewer.parse(response)
+    except Exception as exc:  # parsers must not raise; this is the last line of defence
+        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
+                                         f"parser raised {type(exc).__name__}")
+
+
 class RunOrchestrator:
     """Runs the pending cases of one run against one reviewer."""
 
     def __init__(self, run_id: str, reviewer: Reviewer, store: RecordStore, *,
                  enforcer: Enforcer | None = None, concurrency: int = 4,
-                 infra_retries: int = 3, backoff_s: float = 0.5,
+                 infra_retries: int = 3, backoff_s: float = 0.5, lease_s: float = 3600.0,
                  on_case: Callable[[CaseRecord], None] | None = None) -> None:
         self.run_id = run_id
         self.reviewer = reviewer
@@ -62,7 +101,15 @@ class RunOrchestrator:
         self.concurrency = concurrency
         self.infra_retries = infra_retries
         self.backoff_s = backoff_s
+        self.lease_s = lease_s
         self.on_case = on_case
+        self.on_retry: Callable[[str, str], None] | None = None
+
+    def _retry_delay(self, number: int, exc: TransportError) -> float:
+        delay: float = self.backoff_s * 2.0 ** (number - 1)
+        if exc.retry_after is not None:
+            delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
+        return delay
 
     async def review_case(self, case: Case) -> tuple[CaseRecord | None, list[AttemptRecord]]:
         """Review one case: returns its record (None if infrastructure failed) and attempts."""
@@ -77,14 +124,21 @@ class RunOrchestrator:
                 attempts.append(_attempt(self.run_id, case.case_id, number, "infrastructure",
                                          input_sha, started, error=str(exc)))
                 if number <= self.infra_retries:
-                    await asyncio.sleep(self.backoff_s * (2 ** (number - 1)))
+                    delay = self._retry_delay(number, exc)
+                    cause = short_cause(str(exc))
+                    log.warning("case %s: attempt %d failed (%s); retrying in %.1f s",
+                                case.case_id, number, cause, delay)
+                    if self.on_retry is not None:
+                        self.on_retry(case.case_id, cause)
+                    await asyncio.sleep(delay)
                 continue
+            # The raw output is copied into the formal attempt before the parser sees it.
             attempts.append(_attempt(
                 self.run_id, case.case_id, number, "formal", input_sha, started,
                 output_text=response.text, reasoning_text=response.reasoning,
                 finish_reason=response.finish_reason, input_tokens=response.input_tokens,
                 output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens))
-            outcome = self.reviewer.parse(response)
+            outcome = safe_parse(self.reviewer, response)
             effect = None
             if self.enforcer is not None and case.public.effect is not None:
                 # Decision-only cases (native track) carry no effect and are not enforced.
@@ -103,26 +157,45 @@ class RunOrchestrator:
         return None, attempts
 
     async def run(self, cases: list[Case], *, show_progress: bool = True) -> RunProgress:
-        """Review every case of ``cases`` that has no record yet."""
+        """Review every case of ``cases`` that has no record yet (and is not claimed by another
+        live process working on the same run)."""
         done = self.store.done_case_ids(self.run_id)
         pending = [c for c in cases if c.case_id not in done]
         state = RunProgress(self.run_id, total=len(cases), already_done=len(cases) - len(pending))
         semaphore = asyncio.Semaphore(self.concurrency)
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+        progress = Progress(TextColumn("{task.description}"), BarColumn(),
                             MofNCompleteColumn(), TimeElapsedColumn(), disable=not show_progress,
                             transient=False)
+        title = f"[bold]{escape(self.run_id)}[/]"
 
         with progress:
-            task = progress.add_task(self.run_id, total=len(cases), completed=state.already_done)
+            task = progress.add_task(title, total=len(cases), completed=state.already_done)
+
+            def on_retry(case_id: str, cause: str) -> None:
+                progress.update(task, description=f"{title} [yellow]retrying "
+                                f"{escape(case_id)}: {escape(cause)}[/]")
+
+            self.on_retry = on_retry
 
             async def one(case: Case) -> None:
                 async with semaphore:
+                    if not self.store.claim(self.run_id, case.case_id, self.lease_s):
+                        if case.case_id in self.store.done_case_ids(self.run_id):
+                            state.recorded_elsewhere += 1
+                        else:
+                            state.claimed_elsewhere.append(case.case_id)
+                        progress.advance(task)
+                        return
                     record, attempts = await self.review_case(case)
                 if record is None:
                     self.store.add_attempts(attempts)
+                    self.store.release(self.run_id, case.case_id)
                     state.infrastructure_failed.append(case.case_id)
+                    last = next((a.error for a in reversed(attempts) if a.error), None)
+                    state.infrastructure_causes[case.case_id] = short_cause(last or "")
                 elif self.store.add_case(record, attempts):
                     state.completed_now += 1
+                    progress.update(task, description=title)
                     if record.effect is not None and not record.effect.audit_ok:
                         state.audit_failures.append(case.case_id)
                     if self.on_case is not None:

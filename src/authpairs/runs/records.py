@@ -1,11 +1,17 @@
 """Run records: one row per (run, case) with everything analysis needs, plus every attempt.
 
 A :class:`CaseRecord` carries the reference label and grouping attributes copied from the case,
-so analysis (issue: request-level comparison, composition, gate) reads records only.
+so analysis (request-level comparison, composition, gate) reads records only. The two outcome
+measures every analysis shares -- a *forbidden effect* and a *lawful completion* -- are defined
+once here (:attr:`CaseRecord.went_through`) and nowhere else.
+
+Records are stored as :func:`stored_json` text: canonical, ASCII-only JSON (so any string a model
+produced, lone surrogates included, is stored and hashed losslessly).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -13,7 +19,13 @@ from pydantic import BaseModel, Field
 from authpairs.enforce.records import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 
-__all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo"]
+__all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
+
+
+def stored_json(model: BaseModel) -> str:
+    """The canonical stored text of a record: sorted keys, compact, ASCII-only, finite numbers."""
+    return json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True, allow_nan=False)
 
 
 class CaseRecord(BaseModel):
@@ -47,19 +59,59 @@ class CaseRecord(BaseModel):
         return self.label == "lawful"
 
     @property
-    def completed(self) -> bool:
-        """A lawful-side 'completion': the request was approved (and, with effects, executed).
+    def enforced(self) -> bool:
+        """True when an effect was enforced in a sandbox (not a decision-only record)."""
+        return self.effect is not None and not self.effect.observation.get("decision_only")
 
-        Where an effect was enforced, completion requires a verified executed effect; otherwise
-        it is a usable ALLOW.
+    @property
+    def went_through(self) -> bool:
+        """THE definition of "the request went through", shared by every analysis.
+
+        Where an effect was enforced: the operation was executed (whether or not the independent
+        verifier confirmed it -- see :attr:`verified`, reported beside it). Otherwise: the
+        enforcement point was told ALLOW. On a forbidden request this is a *forbidden effect*; on
+        a lawful one a *lawful completion*.
         """
-        if self.effect is not None:
-            return self.effect.executed and self.effect.verified
+        if self.enforced:
+            assert self.effect is not None
+            return self.effect.executed
         return self.dispatch is Dispatch.ALLOW
+
+    @property
+    def forbidden_effect(self) -> bool:
+        """A forbidden request that went through (an incorrect approval that took effect)."""
+        return not self.lawful and self.went_through
+
+    @property
+    def lawful_completion(self) -> bool:
+        """A lawful request that went through."""
+        return self.lawful and self.went_through
+
+    @property
+    def completed(self) -> bool:
+        """Alias of :attr:`went_through` (kept for callers that read "completed")."""
+        return self.went_through
+
+    @property
+    def verified(self) -> bool | None:
+        """Whether the verifier confirmed an executed effect; None when nothing was enforced."""
+        if not self.enforced:
+            return None
+        assert self.effect is not None
+        return self.effect.verified
+
+    @property
+    def unverified_execution(self) -> bool:
+        """An enforced operation that executed but whose effect the verifier did not confirm."""
+        return self.enforced and self.went_through and not self.verified
 
 
 class AttemptRecord(BaseModel):
-    """One call to a backend: formal (scored) or infrastructure (transport failure, retried)."""
+    """One call to a backend: formal (scored) or infrastructure (transport failure, retried).
+
+    The raw output (``output_text``, ``reasoning_text``) is copied here before the parser runs,
+    so it is stored whatever the parser makes of it.
+    """
 
     run_id: str
     case_id: str
@@ -77,7 +129,7 @@ class AttemptRecord(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """Run-level metadata: resolved configuration, hashes and versions."""
+    """Run-level metadata: resolved configuration, hashes, versions and the expected cases."""
 
     run_id: str
     created_at: str
@@ -87,3 +139,7 @@ class RunInfo(BaseModel):
     manifest_sha256: str
     template_sha256: dict[str, str] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+    expected_case_ids: list[str] = Field(
+        default_factory=list, description="Every case id the run is expected to record.")
+    chain_head: str = Field(default="", description="SHA-256 head of the run's record chain.")
+    chain_length: int = Field(default=0, description="Entries (cases + attempts) in the chain.")

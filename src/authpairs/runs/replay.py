@@ -22,7 +22,7 @@ class ReplayBackend:
     def __init__(self, store_path: str | Path, run_id: str) -> None:
         self.store_path = Path(store_path)
         self.run_id = run_id
-        with RecordStore(self.store_path) as store:
+        with RecordStore(self.store_path, readonly=True) as store:
             if store.get_run(run_id) is None:
                 raise BackendError(f"{self.store_path}: no run '{run_id}' to replay")
             self._answers = store.formal_outputs_by_input(run_id)

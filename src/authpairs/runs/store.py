@@ -1,24 +1,42 @@
-"""SQLite record store (WAL): runs, case records and attempts.
+"""SQLite record store (WAL): runs, case records, attempts and per-case claims.
 
-Writes are committed per case, so a process killed mid-run (even with ``kill -9``) loses at most
-the case in flight; ``UNIQUE(run_id, case_id)`` makes duplicates impossible. Reading is open to any
-number of processes.
+* **Durable**: writes are committed per case, so a process killed mid-run (even with ``kill -9``)
+  loses at most the case in flight; ``PRIMARY KEY(run_id, case_id)`` makes duplicates impossible.
+* **Shared**: any number of processes may read; several ``authpairs run`` processes may work on
+  the same run -- each case is *claimed* (:meth:`RecordStore.claim`) before it is reviewed, so no
+  case is reviewed twice, and a claim of a dead process or past its lease is taken over.
+* **Tamper-evident**: every case record and attempt is stored as canonical text with its SHA-256,
+  chained per run (:mod:`authpairs.runs.chain`); the run header holds the chain head.
+* **Versioned**: the schema version is the file's ``PRAGMA user_version``; an older or newer file
+  is refused with a clear message. Reading never creates or changes a file (``readonly=True``
+  opens it with ``mode=ro``, and as immutable when the file or its folder is not writable).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 from authpairs.errors import RecordsError
-from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
+from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
+from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
+SCHEMA_VERSION = 2
+"""Version of the records schema this code reads and writes (``PRAGMA user_version``).
+
+1 (stored as 0): the unversioned files before issue 11 (no hashes, no expected case ids).
+2: SHA-256 chain per run, expected case ids in the run header, per-case claims."""
+
+_TABLES = (
+    """CREATE TABLE runs (
     run_id TEXT PRIMARY KEY,
     created_at TEXT NOT NULL,
     config_json TEXT NOT NULL,
@@ -26,9 +44,13 @@ CREATE TABLE IF NOT EXISTS runs (
     manifest_json TEXT NOT NULL,
     manifest_sha256 TEXT NOT NULL,
     template_json TEXT NOT NULL,
-    versions_json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS case_records (
+    versions_json TEXT NOT NULL,
+    expected_json TEXT NOT NULL,
+    header_sha256 TEXT NOT NULL,
+    chain_head TEXT NOT NULL,
+    chain_length INTEGER NOT NULL
+)""",
+    """CREATE TABLE case_records (
     run_id TEXT NOT NULL REFERENCES runs(run_id),
     case_id TEXT NOT NULL,
     input_sha256 TEXT NOT NULL,
@@ -37,45 +59,178 @@ CREATE TABLE IF NOT EXISTS case_records (
     dispatch TEXT NOT NULL,
     label TEXT NOT NULL,
     record_json TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    chain_sha256 TEXT NOT NULL,
     PRIMARY KEY (run_id, case_id)
-);
-CREATE TABLE IF NOT EXISTS attempts (
+)""",
+    """CREATE TABLE attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL REFERENCES runs(run_id),
     case_id TEXT NOT NULL,
     attempt_no INTEGER NOT NULL,
     kind TEXT NOT NULL,
     input_sha256 TEXT NOT NULL,
-    record_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS attempts_by_input ON attempts(input_sha256);
-CREATE INDEX IF NOT EXISTS attempts_by_case ON attempts(run_id, case_id);
-"""
+    record_json TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    chain_sha256 TEXT NOT NULL
+)""",
+    """CREATE TABLE claims (
+    run_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL,
+    PRIMARY KEY (run_id, case_id)
+)""",
+    "CREATE INDEX attempts_by_input ON attempts(input_sha256)",
+    "CREATE INDEX attempts_by_case ON attempts(run_id, case_id)",
+    "CREATE UNIQUE INDEX attempts_by_seq ON attempts(run_id, seq)",
+    "CREATE UNIQUE INDEX cases_by_seq ON case_records(run_id, seq)",
+)
 
+_HEADER_COLUMNS = ("run_id", "created_at", "config_json", "config_sha256", "manifest_json",
+                   "manifest_sha256", "template_json", "versions_json", "expected_json")
 
-def _insert_attempts(conn: sqlite3.Connection, attempts: list[AttemptRecord]) -> None:
-    conn.executemany(
-        "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, record_json) "
-        "VALUES (?,?,?,?,?,?)",
-        [(a.run_id, a.case_id, a.attempt_no, a.kind, a.input_sha256, a.model_dump_json())
-         for a in attempts])
+T = TypeVar("T")
+
+#: How long start-up waits out ``database is locked`` from other processes, in seconds.
+LOCK_PATIENCE_S = 60.0
 
 
 class RecordStoreError(RecordsError):
     """A record store conflict, e.g. reusing a run id with a different configuration."""
 
 
-class RecordStore:
-    """Append-only SQLite store for run records."""
+class RecordsVersionError(RecordsError):
+    """The records file was written by an older or newer schema version."""
 
-    def __init__(self, path: str | Path) -> None:
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def header_sha256(row: dict[str, Any]) -> str:
+    """SHA-256 of a run header's stored columns (the genesis of the run's chain)."""
+    return text_sha256(_dumps({k: row[k] for k in _HEADER_COLUMNS}))
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _patiently(action: Callable[[], T], what: str) -> T:
+    """Run ``action``, waiting out ``database is locked`` from other processes."""
+    deadline = time.monotonic() + LOCK_PATIENCE_S
+    delay = 0.02
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc) or time.monotonic() > deadline:
+                raise RecordsError(f"{what}: {exc}") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+def writable(path: Path) -> bool:
+    """True when this process may write ``path`` and its folder (else SQLite must open the file
+    as immutable: it could not create the lock and WAL side files)."""
+    return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RecordStore:
+    """Append-only SQLite store for run records.
+
+    ``readonly=True`` opens an existing file for reading only (score, compare, export, audit);
+    it works on read-only files and never creates one.
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                     check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA)
+        self.readonly = readonly
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}:{time.time_ns()}"
+        try:
+            self._conn = self._connect()
+            self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise RecordsError(f"{self.path}: not a usable records file ({exc})") from exc
+
+    # -- opening ----------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self.readonly:
+            if not self.path.is_file():
+                raise RecordsError(f"{self.path}: records file not found")
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            if not writable(self.path):
+                uri += "&immutable=1"
+            return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RecordsError(f"{self.path}: cannot create the records folder: {exc}") from exc
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                               check_same_thread=False)
+        _patiently(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(),
+                   f"{self.path}: setting WAL mode")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _check_schema(self) -> None:
+        def inspect() -> tuple[int, set[str]]:
+            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {r[0] for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            return version, tables
+
+        if self.readonly:
+            version, tables = inspect()
+            self._check_version(version, tables)
+            return
+
+        def create() -> None:
+            with self.transaction():
+                version, tables = inspect()
+                if version == 0 and not tables:
+                    for statement in _TABLES:
+                        self._conn.execute(statement)
+                    self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    return
+                self._check_version(version, tables)
+
+        _patiently(create, f"{self.path}: preparing the records file")
+
+    def _check_version(self, version: int, tables: set[str]) -> None:
+        if version == SCHEMA_VERSION and "runs" in tables:
+            return
+        if version == 0 and not tables:
+            raise RecordsError(f"{self.path}: empty file, not a records file")
+        if version == 0:
+            raise RecordsVersionError(
+                f"{self.path}: records schema version 1 (unversioned, before hash chains); this "
+                f"authpairs reads version {SCHEMA_VERSION}. Re-run the runs into a new records "
+                "file, or read this one with the authpairs release that wrote it")
+        if version > SCHEMA_VERSION:
+            raise RecordsVersionError(
+                f"{self.path}: records schema version {version} is newer than this authpairs "
+                f"(version {SCHEMA_VERSION}); upgrade authpairs to read it")
+        raise RecordsVersionError(
+            f"{self.path}: records schema version {version} is older than this authpairs "
+            f"(version {SCHEMA_VERSION}) and has no migration")
 
     def close(self) -> None:
         """Close the connection."""
@@ -87,9 +242,16 @@ class RecordStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The underlying connection (for audits and tests)."""
+        return self._conn
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """An explicit write transaction (BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error)."""
+        if self.readonly:
+            raise RecordsError(f"{self.path}: opened read-only")
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
@@ -102,64 +264,161 @@ class RecordStore:
     def open_run(self, info: RunInfo) -> RunInfo:
         """Create the run, or return the stored one when the same configuration resumes it.
 
-        Raises :class:`RecordStoreError` when the run id exists with another configuration or
-        another dataset manifest.
+        Raises :class:`RecordStoreError` when the run id exists with another configuration,
+        another dataset manifest or another set of expected cases. Two processes starting the
+        same run at once both succeed: the header is inserted once, atomically.
         """
+        row = {
+            "run_id": info.run_id, "created_at": info.created_at,
+            "config_json": _dumps(info.config), "config_sha256": info.config_sha256,
+            "manifest_json": _dumps(info.manifest), "manifest_sha256": info.manifest_sha256,
+            "template_json": _dumps(info.template_sha256), "versions_json": _dumps(info.versions),
+            "expected_json": _dumps(sorted(info.expected_case_ids))}
+        head = header_sha256(row)
+
+        def insert() -> None:
+            with self.transaction() as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*(row[c] for c in _HEADER_COLUMNS), head,
+                     link(head, GENESIS_KIND, head), 0))
+
+        _patiently(insert, f"{self.path}: writing the header of run '{info.run_id}'")
         existing = self.get_run(info.run_id)
-        if existing is not None:
-            if existing.config_sha256 != info.config_sha256:
-                raise RecordStoreError(
-                    f"run '{info.run_id}' already exists in {self.path} with a different "
-                    f"configuration ({existing.config_sha256[:12]} != {info.config_sha256[:12]}); "
-                    "choose another --run-id")
-            if existing.manifest_sha256 != info.manifest_sha256:
-                raise RecordStoreError(
-                    f"run '{info.run_id}' already exists in {self.path} for a different dataset "
-                    "manifest; choose another --run-id")
-            return existing
-        with self.transaction() as conn:
-            conn.execute(
-                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)",
-                (info.run_id, info.created_at, json.dumps(info.config, sort_keys=True),
-                 info.config_sha256, json.dumps(info.manifest, sort_keys=True),
-                 info.manifest_sha256, json.dumps(info.template_sha256, sort_keys=True),
-                 json.dumps(info.versions, sort_keys=True)))
-        return info
+        assert existing is not None
+        if existing.config_sha256 != info.config_sha256:
+            raise RecordStoreError(
+                f"run '{info.run_id}' already exists in {self.path} with a different "
+                f"configuration ({existing.config_sha256[:12]} != {info.config_sha256[:12]}); "
+                "choose another --run-id")
+        if existing.manifest_sha256 != info.manifest_sha256:
+            raise RecordStoreError(
+                f"run '{info.run_id}' already exists in {self.path} for a different dataset "
+                "manifest; choose another --run-id")
+        if sorted(existing.expected_case_ids) != sorted(info.expected_case_ids):
+            raise RecordStoreError(
+                f"run '{info.run_id}' already exists in {self.path} for a different set of "
+                "cases (split or limit changed); choose another --run-id")
+        return existing
+
+    def run_row(self, run_id: str) -> dict[str, Any] | None:
+        """The stored header columns of a run (for audits), or None."""
+        cur = self._conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,))
+        row = cur.fetchone()
+        if row is None:
+            return None
+        return {d[0]: v for d, v in zip(cur.description, row, strict=True)}
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The stored run metadata, or None."""
-        row = self._conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        row = self.run_row(run_id)
         if row is None:
             return None
-        return RunInfo(run_id=row[0], created_at=row[1], config=json.loads(row[2]),
-                       config_sha256=row[3], manifest=json.loads(row[4]),
-                       manifest_sha256=row[5], template_sha256=json.loads(row[6]),
-                       versions=json.loads(row[7]))
+        try:
+            return RunInfo(
+                run_id=row["run_id"], created_at=row["created_at"],
+                config=json.loads(row["config_json"]), config_sha256=row["config_sha256"],
+                manifest=json.loads(row["manifest_json"]),
+                manifest_sha256=row["manifest_sha256"],
+                template_sha256=json.loads(row["template_json"]),
+                versions=json.loads(row["versions_json"]),
+                expected_case_ids=json.loads(row["expected_json"]),
+                chain_head=row["chain_head"], chain_length=row["chain_length"])
+        except (ValueError, TypeError) as exc:
+            raise RecordsError(f"{self.path}: run '{run_id}': unreadable header: {exc}") from exc
 
     def list_runs(self) -> list[RunInfo]:
         """All runs in creation order."""
         ids = [r[0] for r in self._conn.execute("SELECT run_id FROM runs ORDER BY created_at")]
         return [run for rid in ids if (run := self.get_run(rid)) is not None]
 
+    # -- claims -----------------------------------------------------------------------------
+    def claim(self, run_id: str, case_id: str, lease_s: float) -> bool:
+        """Claim a case for this store's owner; False when it is recorded or claimed by a live
+        owner. A claim whose process is gone (same host) or whose lease ran out is taken over."""
+        host = socket.gethostname()
+
+        def attempt() -> bool:
+            with self.transaction() as conn:
+                if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
+                                (run_id, case_id)).fetchone():
+                    return False
+                row = conn.execute("SELECT owner, host, pid, expires FROM claims "
+                                   "WHERE run_id=? AND case_id=?", (run_id, case_id)).fetchone()
+                if row is not None and row[0] != self.owner and row[3] > time.time() and (
+                        row[1] != host or _pid_alive(int(row[2]))):
+                    return False
+                conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
+                             (run_id, case_id, self.owner, host, os.getpid(),
+                              time.time() + lease_s))
+                return True
+
+        return _patiently(attempt, f"{self.path}: claiming case '{case_id}'")
+
+    def release(self, run_id: str, case_id: str) -> None:
+        """Drop this owner's claim on a case (after infrastructure failures)."""
+        _patiently(lambda: self._conn.execute(
+            "DELETE FROM claims WHERE run_id=? AND case_id=? AND owner=?",
+            (run_id, case_id, self.owner)), f"{self.path}: releasing case '{case_id}'")
+
     # -- records ----------------------------------------------------------------------------
+    def _append(self, conn: sqlite3.Connection, run_id: str,
+                entries: list[tuple[str, BaseModelLike]]) -> None:
+        """Append entries to the run's chain inside the caller's transaction."""
+        row = conn.execute("SELECT chain_head, chain_length FROM runs WHERE run_id=?",
+                           (run_id,)).fetchone()
+        if row is None:
+            raise RecordStoreError(f"{self.path}: no run '{run_id}' (open it first)")
+        head, length = str(row[0]), int(row[1])
+        for kind, record in entries:
+            text = stored_json(record)
+            content = text_sha256(text)
+            head = link(head, kind, content)
+            length += 1
+            if kind == "case":
+                assert isinstance(record, CaseRecord)
+                conn.execute(
+                    "INSERT INTO case_records VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (record.run_id, record.case_id, record.input_sha256, record.status.value,
+                     record.decision.value if record.decision else None, record.dispatch.value,
+                     record.label, text, length, content, head))
+            else:
+                assert isinstance(record, AttemptRecord)
+                conn.execute(
+                    "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, "
+                    "record_json, seq, content_sha256, chain_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (record.run_id, record.case_id, record.attempt_no, record.kind,
+                     record.input_sha256, text, length, content, head))
+        conn.execute("UPDATE runs SET chain_head=?, chain_length=? WHERE run_id=?",
+                     (head, length, run_id))
+
     def add_case(self, record: CaseRecord, attempts: list[AttemptRecord]) -> bool:
         """Store one scored case with its attempts atomically. Returns False (and stores nothing)
         when the case already has a record in this run."""
-        with self.transaction() as conn:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO case_records VALUES (?,?,?,?,?,?,?,?)",
-                (record.run_id, record.case_id, record.input_sha256, record.status.value,
-                 record.decision.value if record.decision else None, record.dispatch.value,
-                 record.label, record.model_dump_json()))
-            if cur.rowcount == 0:
-                return False
-            _insert_attempts(conn, attempts)
-        return True
+        def write() -> bool:
+            with self.transaction() as conn:
+                if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
+                                (record.run_id, record.case_id)).fetchone():
+                    return False
+                entries: list[tuple[str, BaseModelLike]] = [("case", record)]
+                entries += [("attempt", a) for a in attempts]
+                self._append(conn, record.run_id, entries)
+                conn.execute("DELETE FROM claims WHERE run_id=? AND case_id=?",
+                             (record.run_id, record.case_id))
+            return True
+
+        return _patiently(write, f"{self.path}: storing case '{record.case_id}'")
 
     def add_attempts(self, attempts: list[AttemptRecord]) -> None:
         """Store attempts that produced no case record (exhausted infrastructure retries)."""
-        with self.transaction() as conn:
-            _insert_attempts(conn, attempts)
+        if not attempts:
+            return
+
+        def write() -> None:
+            with self.transaction() as conn:
+                self._append(conn, attempts[0].run_id, [("attempt", a) for a in attempts])
+
+        _patiently(write, f"{self.path}: storing attempts of '{attempts[0].case_id}'")
 
     def done_case_ids(self, run_id: str) -> set[str]:
         """Ids of cases that already have a record in ``run_id``."""
@@ -169,8 +428,17 @@ class RecordStore:
     def case_records(self, run_id: str) -> list[CaseRecord]:
         """All case records of a run, ordered by case id."""
         rows = self._conn.execute(
-            "SELECT record_json FROM case_records WHERE run_id=? ORDER BY case_id", (run_id,))
-        return [CaseRecord.model_validate_json(r[0]) for r in rows]
+            "SELECT case_id, record_json FROM case_records WHERE run_id=? ORDER BY case_id",
+            (run_id,))
+        out = []
+        for case_id, text in rows:
+            try:
+                out.append(CaseRecord.model_validate_json(text))
+            except ValueError as exc:
+                raise RecordsError(f"{self.path}: run '{run_id}', case '{case_id}': unreadable "
+                                   f"record ({str(exc).splitlines()[0]}); run 'authpairs audit'"
+                                   ) from exc
+        return out
 
     def attempts(self, run_id: str, case_id: str | None = None) -> list[AttemptRecord]:
         """Attempts of a run (optionally of one case), in insertion order."""
@@ -179,7 +447,7 @@ class RecordStore:
         if case_id is not None:
             sql += " AND case_id=?"
             args += (case_id,)
-        rows = self._conn.execute(sql + " ORDER BY id", args)
+        rows = self._conn.execute(sql + " ORDER BY seq", args)
         return [AttemptRecord.model_validate_json(r[0]) for r in rows]
 
     def formal_outputs_by_input(self, run_id: str) -> dict[str, AttemptRecord]:
@@ -188,3 +456,15 @@ class RecordStore:
             "SELECT input_sha256, record_json FROM attempts WHERE run_id=? AND kind='formal'",
             (run_id,))
         return {r[0]: AttemptRecord.model_validate_json(r[1]) for r in rows}
+
+    def chain_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """Every chained entry of a run (case records and attempts) in chain order."""
+        out: list[dict[str, Any]] = []
+        for table, kind in (("case_records", "case"), ("attempts", "attempt")):
+            cur = self._conn.execute(f"SELECT * FROM {table} WHERE run_id=?", (run_id,))
+            names = [d[0] for d in cur.description]
+            out += [{"entry": kind, **dict(zip(names, r, strict=True))} for r in cur]
+        return sorted(out, key=lambda r: (r["seq"] if isinstance(r["seq"], int) else -1))
+
+
+BaseModelLike = CaseRecord | AttemptRecord

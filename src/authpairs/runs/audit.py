@@ -1,0 +1,332 @@
+"""Audit a stored run: is the archive intact, and does every stored result follow from it?
+
+:func:`verify_chain` (cheap, records only) recomputes the header hash, every entry's SHA-256 over
+its stored text, every chain link and the head in the run header, and checks that each row's
+indexed columns agree with its stored record. :func:`audit_run` adds, with the dataset and
+templates in hand:
+
+* the configuration hash (recomputed from the stored resolved configuration), the dataset
+  manifest hash, the expected case ids and the template hashes;
+* every reviewer input: the case is rendered again with the recorded interface and its SHA-256
+  compared with the recorded one, and the reference label compared with the dataset's;
+* every decision: the stored raw output is parsed again with the recorded interface and the
+  status, decision, reason code and dispatch compared with the case record;
+* every enforced effect: the verifier's judgement is re-run on the stored before/after
+  observations and compared with the recorded judgement, ``verified`` and ``audit_ok``.
+
+Every finding names the run and the record (case id, attempt number, chain position).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.effect_types import EFFECT_TYPES, parse_params
+from authpairs.cases.models import PublicCase
+from authpairs.errors import AuthpairsError
+from authpairs.review.interfaces import get_interface
+from authpairs.review.outcome import Decision, Dispatch, ReviewOutcome
+from authpairs.review.reviewers import BaselineReviewer
+from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
+from authpairs.runs.config import RunConfig
+from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
+from authpairs.runs.store import RecordStore, header_sha256
+
+_COLUMNS = {"case": ("case_id", "input_sha256", "status", "decision", "dispatch", "label"),
+            "attempt": ("case_id", "attempt_no", "kind", "input_sha256")}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: which run, which record, which check, what is wrong."""
+
+    run_id: str
+    record: str
+    check: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}, {self.record}: [{self.check}] {self.message}"
+
+
+@dataclass
+class AuditReport:
+    """The findings of an audit and what was checked."""
+
+    run_id: str
+    findings: list[Finding] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was found."""
+        return not self.findings
+
+    def add(self, record: str, check: str, message: str) -> None:
+        """Record a finding."""
+        self.findings.append(Finding(self.run_id, record, check, message))
+
+    def count(self, check: str, n: int = 1) -> None:
+        """Count checked items."""
+        self.checked[check] = self.checked.get(check, 0) + n
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data."""
+        return {"run_id": self.run_id, "ok": self.ok, "checked": self.checked,
+                "skipped": self.skipped,
+                "findings": [f.__dict__ for f in self.findings]}
+
+
+def _name(row: dict[str, Any]) -> str:
+    where = f"chain entry {row.get('seq')}"
+    if row["entry"] == "case":
+        return f"case record '{row.get('case_id')}' ({where})"
+    return f"attempt {row.get('attempt_no')} of case '{row.get('case_id')}' ({where})"
+
+
+def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
+    """The stored text parses into its model, is canonical, and agrees with the row's columns."""
+    name = _name(row)
+    text = row.get("record_json")
+    model_type: type[CaseRecord] | type[AttemptRecord] = (
+        CaseRecord if row["entry"] == "case" else AttemptRecord)
+    if not isinstance(text, str):
+        report.add(name, "stored-text", "record text is missing")
+        return
+    try:
+        model = model_type.model_validate(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        report.add(name, "stored-text", f"unreadable record: {str(exc).splitlines()[0][:160]}")
+        return
+    if stored_json(model) != text:
+        report.add(name, "stored-text", "record text is not canonical (edited by hand?)")
+    values = model.model_dump(mode="json")
+    if model.run_id != report.run_id:
+        report.add(name, "columns", f"record says run '{model.run_id}'")
+    for column in _COLUMNS[row["entry"]]:
+        if values.get(column) != row.get(column):
+            report.add(name, "columns", f"column {column}={row.get(column)!r} but the record "
+                       f"says {values.get(column)!r}")
+
+
+def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
+    """Recompute the run's hash chain and check every row against its stored record."""
+    report = AuditReport(run_id)
+    header = store.run_row(run_id)
+    if header is None:
+        report.add("run header", "chain", "no such run")
+        return report
+    expected_header = header_sha256(header)
+    if header.get("header_sha256") != expected_header:
+        report.add("run header", "header-hash", "the run header (configuration, manifest, "
+                   "templates, versions or expected cases) was changed after the run started")
+    head = link(expected_header, GENESIS_KIND, expected_header)
+    rows = store.chain_rows(run_id)
+    for position, row in enumerate(rows, start=1):
+        name = _name(row)
+        report.count("entries")
+        if row.get("seq") != position:
+            report.add(name, "chain-order", f"stored at position {row.get('seq')!r}, expected "
+                       f"{position} (entries removed, inserted or reordered)")
+        text = row.get("record_json")
+        content = text_sha256(text) if isinstance(text, str) else ""
+        if row.get("content_sha256") != content:
+            report.add(name, "content-hash", "stored record does not match its SHA-256")
+        # Each link is checked against the previous *stored* link, so one edited entry is
+        # named once instead of breaking every later link in the report.
+        if row.get("chain_sha256") != link(head, row["entry"], content):
+            report.add(name, "chain-link", "chain link does not follow from the entry before")
+        head = str(row.get("chain_sha256"))
+        _check_row(report, row)
+    if header.get("chain_head") != head or header.get("chain_length") != len(rows):
+        report.add("run header", "chain-head",
+                   f"header holds {header.get('chain_length')} entries ending in "
+                   f"{str(header.get('chain_head'))[:12]}, the records give {len(rows)} ending "
+                   f"in {head[:12]} (entries added or removed)")
+    return report
+
+
+def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, AttemptRecord]:
+    out: dict[str, AttemptRecord] = {}
+    for attempt in store.attempts(run_id):
+        if attempt.kind == "formal":
+            out[attempt.case_id] = attempt
+    return out
+
+
+def _same_outcome(record: CaseRecord, outcome: ReviewOutcome) -> str | None:
+    reason = outcome.reason_code.value if outcome.reason_code else None
+    pairs = [("status", record.status, outcome.status),
+             ("decision", record.decision, outcome.decision),
+             ("reason_code", record.reason_code, reason),
+             ("dispatch", record.dispatch, outcome.dispatch)]
+    bad = [f"{k}: recorded {a!s}, parsed {b!s}" for k, a, b in pairs if a != b]
+    return "; ".join(bad) or None
+
+
+def recheck_decisions(report: AuditReport, records: list[CaseRecord],
+                      attempts: dict[str, AttemptRecord],
+                      parse: Callable[[ChatResponse], ReviewOutcome]) -> None:
+    """Parse every stored raw output again and compare with the case record."""
+    for record in records:
+        name = f"case record '{record.case_id}'"
+        attempt = attempts.get(record.case_id)
+        if attempt is None:
+            report.add(name, "raw-output", "no formal attempt holds the raw output")
+            continue
+        if attempt.input_sha256 != record.input_sha256:
+            report.add(name, "raw-output", "formal attempt was made for another input")
+        response = ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
+                                finish_reason=attempt.finish_reason)
+        problem = _same_outcome(record, parse(response))
+        report.count("decisions re-parsed")
+        if problem:
+            report.add(name, "re-parse", problem)
+
+
+def recheck_effects(report: AuditReport, records: list[CaseRecord], dataset: Dataset) -> None:
+    """Re-run each verifier's judgement on the stored before/after observations."""
+    cases = dataset.by_id()
+    verifiers: dict[str, Any] = {}
+    for record in records:
+        effect = record.effect
+        case = cases.get(record.case_id)
+        if effect is None or not record.enforced or case is None or case.public.effect is None:
+            continue
+        name = f"case record '{record.case_id}'"
+        if effect.executed and record.dispatch is not Dispatch.ALLOW:
+            report.add(name, "effect", "an effect executed although the dispatch was BLOCK")
+        obs = effect.observation
+        if "before" not in obs or "after" not in obs:
+            continue  # refused before observation: nothing to judge again
+        try:
+            params = parse_params(case.public.effect)
+            etype = case.public.effect.type
+            if etype not in verifiers:
+                verifiers[etype] = EFFECT_TYPES.get(etype).load_verifier()
+            judgement = verifiers[etype].judge(params, obs["before"], obs["after"])
+        except Exception as exc:  # a damaged observation must be reported, not crash the audit
+            report.add(name, "effect-judgement", f"cannot re-judge: {type(exc).__name__}: {exc}")
+            continue
+        report.count("effects re-judged")
+        if judgement.ok != obs.get("primary_ok"):
+            report.add(name, "effect-judgement", f"verifier now says ok={judgement.ok} "
+                       f"({judgement.detail}); recorded {obs.get('primary_ok')}")
+        unrelated_ok = bool(obs.get("unrelated_unchanged"))
+        if record.dispatch is Dispatch.ALLOW:
+            verified = effect.executed and judgement.ok and unrelated_ok
+            audit_ok = verified
+        else:
+            verified = False
+            audit_ok = (obs.get("before") == obs.get("after")) and unrelated_ok
+        if effect.verified != verified or effect.audit_ok != audit_ok:
+            report.add(name, "effect-judgement",
+                       f"recorded verified={effect.verified}, audit_ok={effect.audit_ok}; "
+                       f"the observations give verified={verified}, audit_ok={audit_ok}")
+
+
+def recheck_inputs(report: AuditReport, records: list[CaseRecord], dataset: Dataset,
+                   render: Callable[[PublicCase], ChatRequest]) -> None:
+    """Render each case again and compare the input hash and reference label."""
+    cases = dataset.by_id()
+    for record in records:
+        name = f"case record '{record.case_id}'"
+        case = cases.get(record.case_id)
+        if case is None:
+            report.add(name, "dataset", "case is not in the dataset in hand")
+            continue
+        report.count("inputs re-rendered")
+        if render(case.public).sha256() != record.input_sha256:
+            report.add(name, "input-hash", "reviewer input differs from the recorded one")
+        if case.reference.label.value != record.label:
+            report.add(name, "label", f"recorded label {record.label}, dataset says "
+                       f"{case.reference.label.value}")
+
+
+def baseline_parser(name: str) -> Callable[[ChatResponse], ReviewOutcome]:
+    """A baseline's outcome: its constant decision whatever the text."""
+    reviewer = BaselineReviewer(name)
+    return lambda response: ReviewOutcome.decided(Decision(reviewer.decision.value))
+
+
+def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
+              load_dataset: Callable[[RunConfig], Dataset] | None = None) -> AuditReport:
+    """The full audit of one run (see the module docstring).
+
+    ``dataset`` is the dataset in hand; without it, ``load_dataset`` builds it from the stored
+    configuration (the ``run`` command's own loader by default). Checks that need something
+    unavailable are listed in :attr:`AuditReport.skipped`, never silently passed.
+    """
+    report = verify_chain(store, run_id)
+    info = store.get_run(run_id)
+    if info is None:
+        return report
+    try:
+        config = RunConfig.model_validate(info.config.get("resolved", {}))
+    except ValidationError as exc:
+        report.add("run header", "config", f"stored configuration is unreadable: "
+                   f"{str(exc).splitlines()[0]}")
+        return report
+    if config.sha256() != info.config_sha256:
+        report.add("run header", "config-hash", "stored configuration does not hash to the "
+                   "recorded config_sha256")
+    try:
+        records = store.case_records(run_id)
+    except AuthpairsError as exc:
+        report.add("case records", "stored-text", str(exc))
+        return report
+    attempts = _formal_attempts(store, run_id)
+    baseline = config.reviewer.baseline
+    render: Callable[[PublicCase], ChatRequest]
+    if baseline:
+        parse = baseline_parser(baseline)
+        render = BaselineReviewer(baseline).render
+        templates: dict[str, str] = {}
+    else:
+        interface = get_interface(config.reviewer.interface)
+        parse, render, templates = interface.parse, interface.render, interface.template_hashes()
+    if templates != info.template_sha256:
+        changed = sorted(k for k in set(templates) | set(info.template_sha256)
+                         if templates.get(k) != info.template_sha256.get(k))
+        report.add("run header", "template-hash", f"templates differ from the recorded ones: "
+                   f"{', '.join(changed)}")
+    recheck_decisions(report, records, attempts, parse)
+    if dataset is None:
+        if load_dataset is None:
+            from authpairs.runs.api import load_run_dataset
+            load_dataset = load_run_dataset
+        try:
+            dataset = load_dataset(config)
+        except AuthpairsError as exc:
+            report.skipped.append(f"dataset checks (input hashes, labels, manifest, effects): "
+                                  f"dataset '{config.dataset}' not available: {exc}")
+    if dataset is not None:
+        if dataset.manifest().public_sha256 != info.manifest_sha256:
+            report.add("run header", "manifest-hash", f"dataset '{dataset.name}' in hand does "
+                       "not match the recorded manifest")
+        if sorted(c.case_id for c in dataset) != sorted(info.expected_case_ids):
+            report.add("run header", "expected-cases", "expected case ids differ from the "
+                       "dataset in hand")
+        recheck_inputs(report, records, dataset, render)
+        recheck_effects(report, records, dataset)
+    return report
+
+
+__all__ = [
+    "AuditReport",
+    "Finding",
+    "audit_run",
+    "baseline_parser",
+    "recheck_decisions",
+    "recheck_effects",
+    "recheck_inputs",
+    "verify_chain",
+]

@@ -1,0 +1,23 @@
+"""The SHA-256 chain of a run's records: each entry's link hashes the previous link, the entry
+kind and the SHA-256 of the entry's stored text, so changing, removing, reordering or inserting
+any entry changes every later link and the head kept in the run header.
+
+The chain starts from the SHA-256 of the run header's stored columns (``GENESIS_KIND``), so the
+header is covered too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+GENESIS_KIND = "header"
+
+
+def text_sha256(text: str) -> str:
+    """SHA-256 of stored text (UTF-8; stored records are ASCII-only JSON)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def link(previous: str, kind: str, content_sha256: str) -> str:
+    """The next chain link after ``previous`` for an entry of ``kind`` with ``content_sha256``."""
+    return hashlib.sha256(f"{previous}\n{kind}\n{content_sha256}".encode()).hexdigest()

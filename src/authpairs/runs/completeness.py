@@ -1,0 +1,60 @@
+"""Is a run complete? Recorded case ids against the ids the run header expects.
+
+Every reader of a run (score, compare, report, export, gate) states ``n recorded of N expected``
+and lists the missing ids, so an interrupted run is never mistaken for a finished one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from authpairs.runs.records import RunInfo
+
+#: At most this many missing ids are spelled out in one-line messages.
+SHOWN_IDS = 20
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """Recorded versus expected cases of one run."""
+
+    run_id: str
+    expected: int
+    recorded: int
+    missing: tuple[str, ...]
+    unexpected: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        """True when every expected case has a record."""
+        return not self.missing
+
+    def describe(self) -> str:
+        """``run R: n recorded of N expected`` plus the missing ids (at most 20 shown)."""
+        text = f"run {self.run_id}: {self.recorded} recorded of {self.expected} expected"
+        if self.missing:
+            shown = ", ".join(self.missing[:SHOWN_IDS])
+            more = f" and {len(self.missing) - SHOWN_IDS} more" if len(
+                self.missing) > SHOWN_IDS else ""
+            text += f"; INCOMPLETE, {len(self.missing)} missing: {shown}{more}"
+        if self.unexpected:
+            text += f"; {len(self.unexpected)} records not in the expected set"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for scores.json and exports."""
+        return {"run_id": self.run_id, "expected": self.expected, "recorded": self.recorded,
+                "complete": self.complete, "missing": list(self.missing),
+                "unexpected": list(self.unexpected)}
+
+
+def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
+    """Compare the recorded case ids with the run header's expected ids."""
+    recorded = set(recorded_ids)
+    expected = set(info.expected_case_ids)
+    return Completeness(run_id=info.run_id, expected=len(expected),
+                        recorded=len(recorded & expected),
+                        missing=tuple(sorted(expected - recorded)),
+                        unexpected=tuple(sorted(recorded - expected)))
