@@ -33,6 +33,7 @@ from authpairs.cases.dataset import Dataset
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.api import run_async as _run_async
 from authpairs.runs.config import RunConfig, config_from_dict, load_config
+from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import CaseRecord
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
@@ -85,11 +86,14 @@ def as_config(spec: RunSpec) -> RunConfig:
     return config_from_dict(dict(spec))
 
 
-async def run_async(spec: RunSpec, *, progress: bool = False, dataset: Dataset | None = None,
+async def run_async(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
+                    dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunResult:
     """Run (or resume) a configured run and return its :class:`RunResult`.
 
-    ``dataset`` and ``reviewer`` replace the configured ones (your own cases or guardrail).
+    ``dataset`` and ``reviewer`` replace the configured ones (your own cases or guardrail);
+    ``progress`` is False (silent, the default), True (a rich bar) or a
+    :class:`~authpairs.runs.progress.ProgressDisplay` of your own.
     """
     config = as_config(spec)
     state = await _run_async(config, progress=progress, dataset=dataset, reviewer=reviewer)
@@ -102,8 +106,8 @@ async def run_async(spec: RunSpec, *, progress: bool = False, dataset: Dataset |
                      audit_failures=list(state.audit_failures))
 
 
-def run(spec: RunSpec, *, progress: bool = False, dataset: Dataset | None = None,
-        reviewer: Reviewer | None = None) -> RunResult:
+def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
+        dataset: Dataset | None = None, reviewer: Reviewer | None = None) -> RunResult:
     """Synchronous :func:`run_async`; safe to call where an event loop is already running."""
     coroutine = run_async(spec, progress=progress, dataset=dataset, reviewer=reviewer)
     try:

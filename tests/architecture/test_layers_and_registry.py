@@ -141,3 +141,42 @@ def test_switching_backend_kind_drops_the_old_kinds_settings() -> None:
         {"reviewer.backend.kind": "openai", "reviewer.backend.model": "m",
          "reviewer.backend.base_urls": ["http://127.0.0.1:9/v1"]})
     assert config.reviewer.backend.kind == "openai"
+
+
+def test_progress_display_protocol(tmp_path: Path) -> None:
+    """A run reports through a small protocol; the API is silent unless given a display."""
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.events: list[str] = []
+
+        def start(self, run_id: str, total: int, done: int) -> None:
+            self.events.append(f"start {total} {done}")
+
+        def advance(self) -> None:
+            self.events.append("advance")
+
+        def note(self, message: str | None) -> None:
+            self.events.append(f"note {message}")
+
+        def close(self) -> None:
+            self.events.append("close")
+
+    shown = Recorder()
+    authpairs.run({"dataset": "examples", "reviewer": {"baseline": "always-block"},
+                   "records": str(tmp_path / "p.sqlite")}, progress=shown)
+    assert shown.events[0] == "start 8 0" and shown.events[-1] == "close"
+    assert shown.events.count("advance") == 8
+
+
+def test_run_inside_a_running_event_loop(tmp_path: Path) -> None:
+    """`authpairs.run` works where a loop is already running (Jupyter)."""
+    import asyncio
+
+    async def notebook_cell() -> authpairs.RunResult:
+        return authpairs.run({"dataset": "examples", "reviewer": {"baseline": "always-allow"},
+                              "records": str(tmp_path / "nb.sqlite")})
+
+    result = asyncio.run(notebook_cell())
+    assert result.scores.n == 8 and len(result.records) == 8
+    assert "usable" in result._repr_html_()

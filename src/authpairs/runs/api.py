@@ -22,6 +22,7 @@ from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.config import RunConfig
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
+from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import RunInfo
 from authpairs.runs.reviewers import make_reviewer
 from authpairs.runs.store import RecordStore
@@ -89,7 +90,7 @@ def lease_seconds(config: RunConfig) -> float:
     return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
 
 
-async def run_async(config: RunConfig, *, progress: bool = True,
+async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
                     dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
     """Run (or resume) the configured run. ``reviewer`` overrides the configured one (tests)."""
@@ -118,7 +119,9 @@ async def run_async(config: RunConfig, *, progress: bool = True,
                                            concurrency=config.concurrency,
                                            infra_retries=config.infra_retries,
                                            lease_s=lease_seconds(config))
-            return await orchestrator.run(dataset.cases, show_progress=progress)
+            if isinstance(progress, bool):
+                return await orchestrator.run(dataset.cases, show_progress=progress)
+            return await orchestrator.run(dataset.cases, progress=progress)
 
 
 def execute_run(config: RunConfig, *, progress: bool = True) -> str:

@@ -19,14 +19,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from authpairs.backends.base import ChatResponse, TransportError
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.review.reviewers import Reviewer
+from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.records import AttemptRecord, CaseRecord
 from authpairs.runs.store import RecordStore
 
@@ -156,51 +154,51 @@ class RunOrchestrator:
             return record, attempts
         return None, attempts
 
-    async def run(self, cases: list[Case], *, show_progress: bool = True) -> RunProgress:
+    async def run(self, cases: list[Case], *, show_progress: bool = True,
+                  progress: ProgressDisplay | None = None) -> RunProgress:
         """Review every case of ``cases`` that has no record yet (and is not claimed by another
-        live process working on the same run)."""
+        live process working on the same run). ``progress`` shows it (default: a rich bar when
+        ``show_progress``, otherwise nothing)."""
         done = self.store.done_case_ids(self.run_id)
         pending = [c for c in cases if c.case_id not in done]
         state = RunProgress(self.run_id, total=len(cases), already_done=len(cases) - len(pending))
         semaphore = asyncio.Semaphore(self.concurrency)
-        progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                            MofNCompleteColumn(), TimeElapsedColumn(), disable=not show_progress,
-                            transient=False)
-        title = f"[bold]{escape(self.run_id)}[/]"
+        display: ProgressDisplay = progress if progress is not None else (
+            RichProgress() if show_progress else SilentProgress())
 
-        with progress:
-            task = progress.add_task(title, total=len(cases), completed=state.already_done)
+        def on_retry(case_id: str, cause: str) -> None:
+            display.note(f"retrying {case_id}: {cause}")
 
-            def on_retry(case_id: str, cause: str) -> None:
-                progress.update(task, description=f"{title} [yellow]retrying "
-                                f"{escape(case_id)}: {escape(cause)}[/]")
+        self.on_retry = on_retry
 
-            self.on_retry = on_retry
+        async def one(case: Case) -> None:
+            async with semaphore:
+                if not self.store.claim(self.run_id, case.case_id, self.lease_s):
+                    if case.case_id in self.store.done_case_ids(self.run_id):
+                        state.recorded_elsewhere += 1
+                    else:
+                        state.claimed_elsewhere.append(case.case_id)
+                    display.advance()
+                    return
+                record, attempts = await self.review_case(case)
+            if record is None:
+                self.store.add_attempts(attempts)
+                self.store.release(self.run_id, case.case_id)
+                state.infrastructure_failed.append(case.case_id)
+                last = next((a.error for a in reversed(attempts) if a.error), None)
+                state.infrastructure_causes[case.case_id] = short_cause(last or "")
+            elif self.store.add_case(record, attempts):
+                state.completed_now += 1
+                display.note(None)
+                if record.effect is not None and not record.effect.audit_ok:
+                    state.audit_failures.append(case.case_id)
+                if self.on_case is not None:
+                    self.on_case(record)
+            display.advance()
 
-            async def one(case: Case) -> None:
-                async with semaphore:
-                    if not self.store.claim(self.run_id, case.case_id, self.lease_s):
-                        if case.case_id in self.store.done_case_ids(self.run_id):
-                            state.recorded_elsewhere += 1
-                        else:
-                            state.claimed_elsewhere.append(case.case_id)
-                        progress.advance(task)
-                        return
-                    record, attempts = await self.review_case(case)
-                if record is None:
-                    self.store.add_attempts(attempts)
-                    self.store.release(self.run_id, case.case_id)
-                    state.infrastructure_failed.append(case.case_id)
-                    last = next((a.error for a in reversed(attempts) if a.error), None)
-                    state.infrastructure_causes[case.case_id] = short_cause(last or "")
-                elif self.store.add_case(record, attempts):
-                    state.completed_now += 1
-                    progress.update(task, description=title)
-                    if record.effect is not None and not record.effect.audit_ok:
-                        state.audit_failures.append(case.case_id)
-                    if self.on_case is not None:
-                        self.on_case(record)
-                progress.advance(task)
-
+        display.start(self.run_id, len(cases), state.already_done)
+        try:
             await asyncio.gather(*(one(c) for c in pending))
+        finally:
+            display.close()
         return state
