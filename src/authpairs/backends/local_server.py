@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.metadata
+import logging
 import os
 import socket
 import subprocess
@@ -61,6 +62,9 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+log_ = logging.getLogger("authpairs.backends")
 
 
 class LocalServerBackend:
@@ -136,6 +140,8 @@ class LocalServerBackend:
         with self._log_path.open("wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)
+        log_.info("local model server starting: %s on 127.0.0.1:%d (pid %d, %d threads)",
+                  self.gguf_path.name, self.port, self._process.pid, self.n_threads)
 
     def _log_tail(self) -> str:
         if self._log_path is None or not self._log_path.exists():
@@ -163,6 +169,7 @@ class LocalServerBackend:
         """Terminate the child process (kill after 10 s) and remove its log."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
+            log_.info("local model server stopping (pid %d)", process.pid)
             process.terminate()
             try:
                 process.wait(timeout=10)

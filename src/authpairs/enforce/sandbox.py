@@ -7,6 +7,7 @@ connection closed and (unless ``keep=True``) the directory removed.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -48,6 +49,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
+log = logging.getLogger("authpairs.enforce")
+
+
 def reclaim_stale(parent: Path | None = None) -> list[Path]:
     """Remove sandboxes whose creating process on this host is gone; returns what was removed.
 
@@ -70,6 +74,7 @@ def reclaim_stale(parent: Path | None = None) -> list[Path]:
             continue
         if owner_host == host and pid != os.getpid() and not _alive(pid):
             shutil.rmtree(path, ignore_errors=True)
+            log.info("removed stale sandbox %s (process %d is gone)", path, pid)
             removed.append(path)
     return removed
 
@@ -123,6 +128,7 @@ class Sandbox:
             seed_global(db, root)
             self.http = LocalHTTPServer(root)
             self.http.start()
+            log.info("sandbox started at %s (HTTP on %s)", root, self.http.base_url)
         except BaseException:
             self.stop()
             raise
@@ -137,6 +143,7 @@ class Sandbox:
             self._db = None
         if self._root is not None and not self._keep:
             shutil.rmtree(self._root, ignore_errors=True)
+            log.info("sandbox %s removed", self._root)
         elif self._root is not None:
             # A kept sandbox is for inspection: its private keys never outlive the run.
             shutil.rmtree(self._root.joinpath(*layout.PRIVATE_KEYS), ignore_errors=True)
