@@ -1,0 +1,67 @@
+"""Repeated ``kill -9`` of ``authpairs run`` (at least 20 kills): nothing lost, nothing
+duplicated, and the record chain still audits clean.
+
+Slow (about a minute): run with ``pytest -m slow tests/runs/records/test_repeated_kill.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from authpairs.cases.dataset import Dataset
+from tests.conftest import REPO_ROOT
+from tests.runs.test_kill_resume import _count, _write_cases
+
+KILLS = 20
+
+
+@pytest.mark.slow
+def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Dataset) -> None:
+    cases = tmp_path / "cases.jsonl"
+    total = _write_cases(examples, cases, copies=25)
+    db = tmp_path / "records.sqlite"
+    config = tmp_path / "scripted.yaml"
+    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
+                      "    script: tests.runs.scripts:slow_allow\n")
+    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
+               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
+               "--concurrency", "4", "--records", str(db), "--run-id", "killed"]
+    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
+           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    kills = 0
+    while kills < KILLS:
+        before = _count(db)
+        assert before < total, f"finished after {kills} kills; use more cases"
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while _count(db) < before + 2 and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.01)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+        kills += 1
+    final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert final.returncode == 0, final.stderr
+    with sqlite3.connect(db) as conn:
+        per_case = dict(conn.execute(
+            "SELECT case_id, COUNT(*) FROM case_records GROUP BY case_id").fetchall())
+        formal = dict(conn.execute("SELECT case_id, COUNT(*) FROM attempts WHERE "
+                                   "kind='formal' GROUP BY case_id").fetchall())
+    assert len(per_case) == total and set(per_case.values()) == {1}  # 0 lost, 0 duplicated
+    assert len(formal) == total and set(formal.values()) == {1}
+    audit = subprocess.run([sys.executable, "-m", "authpairs.cli", "audit", "killed",
+                            "--records", str(db), "--dataset", str(cases)], env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    print(f"{kills} kills, {total} cases, 0 lost, 0 duplicated, audit clean")

@@ -1,0 +1,77 @@
+"""kill -9 in the middle of a run, then the same command again: nothing lost, nothing doubled."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from authpairs.cases.dataset import Dataset
+from tests.conftest import REPO_ROOT
+
+
+def _write_cases(examples: Dataset, path: Path, copies: int) -> int:
+    """A JSONL dataset of ``copies`` x the examples, each with a fresh id."""
+    rows = []
+    for n in range(copies):
+        for case in examples:
+            row = case.model_dump(mode="json")
+            row["case_id"] = f"{case.case_id}-{n}"
+            row["public"]["source_id"] = row["case_id"]
+            rows.append(json.dumps(row))
+    path.write_text("\n".join(rows) + "\n")
+    return len(rows)
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db, timeout=10) as conn:
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM case_records").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
+    cases = tmp_path / "cases.jsonl"
+    total = _write_cases(examples, cases, copies=10)
+    db = tmp_path / "records.sqlite"
+    command = [sys.executable, "-m", "authpairs.cli", "run", "--dataset", str(cases),
+               "--split", "all", "--backend", "scripted", "--no-enforce", "--quiet",
+               "--concurrency", "2", "--records", str(db)]
+    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
+           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    config = tmp_path / "scripted.yaml"
+    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
+                      "    script: tests.runs.scripts:slow_allow\n")
+    command += ["--config", str(config)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while _count(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
+    partial = _count(db)
+    assert 10 <= partial < total
+
+    env["AUTHPAIRS_TEST_DELAY"] = "0"
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{partial} already recorded, {total - partial} new" in done.stdout.replace("\n", " ")
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT case_id, COUNT(*) FROM case_records GROUP BY case_id").fetchall()
+        formal = conn.execute("SELECT case_id, COUNT(*) FROM attempts WHERE kind='formal' "
+                              "GROUP BY case_id").fetchall()
+    assert len(rows) == total and all(n == 1 for _, n in rows)
+    assert len(formal) == total and all(n == 1 for _, n in formal)
