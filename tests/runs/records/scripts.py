@@ -1,4 +1,4 @@
-"""Scripted reviewer answers for the records tests (importable as 'tests.runs.records.scripts:NAME')."""
+"""Scripted reviewer answers for the records tests (`tests.runs.records.scripts:NAME`)."""
 
 from __future__ import annotations
 
