@@ -1,0 +1,264 @@
+"""Report figures with matplotlib (object API, Agg canvas, no pyplot state), saved as SVG and PNG.
+
+Every figure has a title naming the n it is computed on, labelled axes with units, and reads in
+greyscale: heatmaps use a grey ramp with the values printed in the cells, bars differ by hatch
+as well as by grey level, and points by marker shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import matplotlib.collections
+import matplotlib.patches
+import numpy as np
+from matplotlib.figure import Figure
+
+mpl.use("Agg")
+
+_RC = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10, "hatch.linewidth": 0.6,
+       "svg.fonttype": "none"}
+#: Cells above this many get no printed values (the CSV and the HTML table carry them).
+MAX_ANNOTATED_CELLS = 400
+HATCHES = ("", "//", "xx", "..", "\\\\", "++", "oo", "--")
+GREYS = ("0.15", "0.45", "0.7", "0.9", "0.3", "0.6", "0.8", "0.95")
+TIMINGS: dict[str, float] = {}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    """A written figure: its stem, title and the SVG/PNG paths relative to the report folder."""
+
+    stem: str
+    title: str
+    svg: str
+    png: str
+
+
+def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
+    """Write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata)."""
+    t0 = time.perf_counter()
+    folder = out_dir / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    with mpl.rc_context(_RC):
+        fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
+        fig.savefig(folder / f"{stem}.png", format="png", dpi=90, metadata={"Software": None})
+    TIMINGS[stem] = time.perf_counter() - t0
+    return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
+
+
+def _figure(width: float, height: float) -> Figure:
+    with mpl.rc_context(_RC):
+        return Figure(figsize=(min(width, 24.0), min(height, 30.0)), layout="constrained")
+
+
+def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
+            xlabel: str, ylabel: str, cbar_label: str, vmin: float, vmax: float,
+            text: Sequence[Sequence[str]] | None = None, marked: np.ndarray | None = None,
+            cmap: str = "Greys", reverse_text: bool = False) -> Figure:
+    """A grey-ramp heatmap; NaN cells and ``marked`` cells are hatched (and labelled so).
+
+    ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`).
+    """
+    nrows, ncols = values.shape
+    with mpl.rc_context(_RC):
+        fig = _figure(2.8 + 0.55 * ncols + 0.05 * max(map(len, rows), default=0),
+                      1.6 + 0.26 * nrows + 0.05 * max(map(len, cols), default=0))
+        ax = fig.add_subplot()
+        masked = np.ma.masked_invalid(values)
+        image = ax.imshow(masked, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto",
+                          interpolation="nearest")
+        hatch_mask = np.isnan(values) if marked is None else (np.isnan(values) | marked)
+        for i, j in zip(*np.nonzero(hatch_mask), strict=True):
+            ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
+                                               hatch="xxx", edgecolor="0.35", linewidth=0))
+        ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if ncols > 3 else 0,
+                      ha="right" if ncols > 3 else "center")
+        ax.set_yticks(range(nrows), labels=list(rows))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS:
+            span = vmax - vmin or 1.0
+            for i in range(nrows):
+                for j in range(ncols):
+                    v = values[i, j]
+                    dark = not np.isnan(v) and ((v - vmin) / span > 0.55) != reverse_text
+                    ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black", in_layout=False)
+        bar = fig.colorbar(image, ax=ax, shrink=0.8)
+        bar.set_label(cbar_label)
+    return fig
+
+
+def _pct_text(pct: np.ndarray, n: np.ndarray) -> list[list[str]]:
+    return [["n/a" if np.isnan(pct[i, j]) else f"{pct[i, j]:.0f}"
+             for j in range(pct.shape[1])] for i in range(pct.shape[0])]
+
+
+def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[str],
+                        pct: np.ndarray, n: np.ndarray) -> Figure:
+    """Usable correctness (%) by attribute value and run (paper Figures 3-5)."""
+    total = int(n[:, 0].sum()) if n.size else 0
+    sizes = n.max(axis=1) if n.size else np.zeros(0, dtype=np.int64)
+    rows = [f"{v} ({int(k)})" for v, k in zip(values, sizes, strict=True)]
+    return heatmap(pct, rows, runs,
+                   title=f"Usable correctness by {attribute} "
+                         f"(n = {total} inputs per run, {len(runs)} runs)",
+                   xlabel="run", ylabel=f"{attribute} (inputs per run)",
+                   cbar_label="usable correctness (% of inputs)", vmin=0, vmax=100,
+                   text=_pct_text(pct, n))
+
+
+def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]) -> Figure:
+    """Mean, min-max and bootstrap interval per configuration and rate (paper Figure 1)."""
+    configs = list(dict.fromkeys(r["configuration"] for r in rows))
+    shown = [(name, title) for name, title in rates if any(r["rate"] == name for r in rows)]
+    with mpl.rc_context(_RC):
+        fig = _figure(3.2 * len(shown) + 2.5, 1.5 + 0.4 * len(configs))
+        axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
+        for ax, (name, title) in zip(axes, shown, strict=True):
+            for y, config in enumerate(configs):
+                row = next((r for r in rows if r["rate"] == name
+                            and r["configuration"] == config), None)
+                if row is None:
+                    continue
+                ax.plot([row["bootstrap_low"], row["bootstrap_high"]], [y, y], color="0.55",
+                        linewidth=5, solid_capstyle="butt",
+                        label="95% cluster bootstrap" if y == 0 else None)
+                ax.plot([row["min"], row["max"]], [y, y], color="black", linewidth=1,
+                        marker="|", markersize=10, label="min-max over seeds" if y == 0 else None)
+                ax.plot([row["mean"]], [y], linestyle="none", marker="o", color="black",
+                        markerfacecolor="white", label="mean over seeds" if y == 0 else None)
+            ax.set_xlim(-2, 102)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("rate (%)")
+            ax.grid(axis="x", color="0.85", linewidth=0.5)
+        axes[0].set_yticks(range(len(configs)), labels=configs)
+        axes[0].set_ylabel("configuration")
+        axes[0].invert_yaxis()
+        seeds = max((r["seeds"] for r in rows), default=0)
+        n = max((r["n_per_seed"] for r in rows if r["rate"] == "usable_correctness"),
+                default=0)
+        fig.suptitle(f"Rates across seeds ({len(configs)} configurations, up to {seeds} seeds, "
+                     f"n = {n} inputs per seed)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
+    return fig
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int]]], *,
+                 title: str, xlabel: str, ylabel: str, horizontal: bool = False) -> Figure:
+    """Bars per group, one bar per series, each series with its own hatch and grey level."""
+    k = len(series)
+    width = 0.8 / max(k, 1)
+    with mpl.rc_context(_RC):
+        if horizontal:
+            fig = _figure(7.5, 1.4 + 0.32 * len(groups) * max(k, 1))
+        else:
+            fig = _figure(2.5 + 0.35 * len(groups) * max(k, 1), 4.6)
+        ax = fig.add_subplot()
+        x = np.arange(len(groups))
+        for s, (label, counts) in enumerate(series):
+            pos = x - 0.4 + width * (s + 0.5)
+            style = {"color": GREYS[s % len(GREYS)], "hatch": HATCHES[s % len(HATCHES)],
+                     "edgecolor": "black", "linewidth": 0.6, "label": label}
+            bars = (ax.barh(pos, counts, height=width, **style) if horizontal
+                    else ax.bar(pos, counts, width=width, **style))
+            for label in ax.bar_label(bars, fontsize=7, padding=2):
+                label.set_in_layout(False)
+        if horizontal:
+            ax.set_yticks(x, labels=list(groups))
+            ax.invert_yaxis()
+        else:
+            ax.set_xticks(x, labels=list(groups), rotation=40 if len(groups) > 3 else 0,
+                          ha="right" if len(groups) > 3 else "center")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(frameon=False, fontsize=8)
+        ax.margins(x=0.02, y=0.12)
+    return fig
+
+
+def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
+                title: str, max_styles: int = len(HATCHES)) -> Figure:
+    """The cost grid, one panel per availability cap: rows severity x approval cap, columns
+    output x input price. Each cell is filled with the style (grey level + hatch) of the
+    composition of least loss; ties and infeasible cells have their own marked styles."""
+    sev = sorted({r["severity"] for r in rows})
+    caps = list(dict.fromkeys(r["approval_cap"] for r in rows))
+    outs = sorted({r["output_price"] for r in rows})
+    ins = sorted({r["input_price"] for r in rows})
+    avails = list(dict.fromkeys(r["availability_cap"] for r in rows))
+    row_keys = [(c, s) for c in caps for s in sev]
+    col_keys = [(o, i) for o in outs for i in ins]
+    cells: dict[str, list[tuple[int, int, int]]] = {}
+    for r in rows:
+        if r["status"] == "infeasible":
+            category = "infeasible"
+        elif r["status"] == "tie":
+            category = "tie"
+        else:
+            category = r["best"][0]
+        cells.setdefault(category, []).append((
+            avails.index(r["availability_cap"]),
+            row_keys.index((r["approval_cap"], r["severity"])),
+            col_keys.index((r["output_price"], r["input_price"]))))
+    winners = sorted((k for k in cells if k not in ("tie", "infeasible")),
+                     key=lambda k: (-len(cells[k]), order_index.get(k, 0)))
+    shown = winners[:max_styles]
+    styles: dict[str, tuple[str, str, str]] = {}
+    for n, name in enumerate(shown):
+        styles[name] = (GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)],
+                        f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)")
+    other = [k for k in winners if k not in styles]
+    with mpl.rc_context(_RC):
+        fig = _figure(4.5 + 0.3 * len(col_keys) * len(avails), 2.4 + 0.2 * len(row_keys))
+        axes = fig.subplots(1, len(avails), squeeze=False, sharey=True)[0]
+        groups: list[tuple[str, list[tuple[int, int, int]], dict[str, Any]]] = [
+            (label, cells[name], {"facecolor": grey, "hatch": hatch})
+            for name, (grey, hatch, label) in styles.items()]
+        if other:
+            groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
+                           [c for k in other for c in cells[k]],
+                           {"facecolor": "0.55", "hatch": "||"}))
+        for key, label, style in (("tie", "tie between compositions", {"facecolor": "white",
+                                                                      "hatch": "oo"}),
+                                  ("infeasible", "infeasible (no composition meets the caps)",
+                                   {"facecolor": "white", "hatch": "xxxx"})):
+            if key in cells:
+                groups.append((f"{label} ({len(cells[key])} cells)", cells[key], style))
+        for label, members, style in groups:
+            for p, ax in enumerate(axes):
+                rects = [mpl.patches.Rectangle((b - 0.5, a - 0.5), 1, 1)
+                         for q, a, b in members if q == p]
+                collection = mpl.collections.PatchCollection(
+                    rects, edgecolor="0.2", linewidth=0.3, label=label if p == 0 else None,
+                    **style)
+                ax.add_collection(collection)
+        for ax, avail in zip(axes, avails, strict=True):
+            ax.set_xlim(-0.5, len(col_keys) - 0.5)
+            ax.set_ylim(len(row_keys) - 0.5, -0.5)
+            ax.set_xticks(range(len(col_keys)), labels=[f"{o:g}/{i:g}" for o, i in col_keys],
+                          rotation=90)
+            ax.set_xlabel("token price output/input (loss units per million tokens)")
+            ax.set_title("availability cap: " + ("none" if avail is None
+                                                 else f"at most {avail} unavailable"))
+        axes[0].set_yticks(range(len(row_keys)),
+                           labels=[f"U<={'any' if c is None else c}, r={s:g}"
+                                   for c, s in row_keys])
+        axes[0].set_ylabel("incorrect-approval cap U, severity ratio r (loss units)")
+        fig.suptitle(title)
+        handles = [mpl.patches.Patch(facecolor=st["facecolor"], hatch=st["hatch"],
+                                     edgecolor="0.2", label=label)
+                   for label, _, st in groups]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False,
+                   fontsize=8)
+    return fig
