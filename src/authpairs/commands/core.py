@@ -51,6 +51,31 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None)
             write_scores(out, f"scores_by_{attribute}", groups, attribute)
 
 
+def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Path | None) -> None:
+    """Print (and optionally write) the multi-run table, then any per-attribute tables."""
+    from authpairs.analysis.runref import RunNotFoundError
+    from authpairs.report.files import write_csv, write_json
+    from authpairs.report.measures import run_rows
+    from authpairs.report.runset import ReportInputError, load_report_runs
+    from authpairs.report.tables import print_runs
+
+    try:
+        runs = load_report_runs(addresses, records_path)
+    except (RunNotFoundError, ReportInputError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    rows = run_rows(runs)
+    print_runs(console, rows)
+    if out is not None:
+        write_csv(out / "runs.csv", rows)
+        write_json(out / "runs.json", rows)
+    for run in runs:
+        for attribute in by:
+            groups = score_by(run.records, attribute)
+            print_scores(console, f"{run.name} by {attribute}", groups, attribute)
+            if out is not None:
+                write_scores(out, f"scores_{run.name}_by_{attribute}", groups, attribute)
+
+
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the core commands to the CLI."""
 
@@ -84,6 +109,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
         = None,
         quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+        html: Annotated[Path | None, typer.Option(
+            "--report", help="Also write this run's HTML report (report.html) to this folder.")]
+        = None,
     ) -> None:
         """Run (or resume) a review run, then print its scores.
 
@@ -110,20 +138,30 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         if state.audit_failures:
             console.print(f"[red]effect-audit failures: {', '.join(state.audit_failures)}[/]")
         report_run(Path(config.records), state.run_id, by or [], out)
+        if html is not None:
+            from authpairs.commands.report import write_report
+            from authpairs.report.build import ReportRequest
+
+            write_report(ReportRequest(runs=[state.run_id], out=html,
+                                       records=Path(config.records)))
         if state.infrastructure_failed:
             raise typer.Exit(code=3)
 
     @app.command()
     def score(
-        run_id: Annotated[str, typer.Argument(help="Run id.")],
+        run_ids: Annotated[list[str], typer.Argument(
+            help="Run id(s); several print one multi-run table (PATH::RUN_ID allowed).")],
         records: RecordsOpt = DEFAULT_RECORDS,
         by: Annotated[list[str] | None, typer.Option(
             help="Group by case attribute: family, domain, scenario, engine (repeatable).")]
         = None,
         out: Annotated[Path | None, typer.Option(help="Write JSON/CSV here.")] = None,
     ) -> None:
-        """Score a stored run (reads records only)."""
-        report_run(records, run_id, by or [], out)
+        """Score stored runs (reads records only); several runs give one multi-run table."""
+        if len(run_ids) == 1 and "::" not in run_ids[0]:
+            report_run(records, run_ids[0], by or [], out)
+            return
+        score_runs(records, run_ids, by or [], out)
 
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:

@@ -120,10 +120,15 @@ def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]
     """Mean, min-max and bootstrap interval per configuration and rate (paper Figure 1)."""
     configs = list(dict.fromkeys(r["configuration"] for r in rows))
     shown = [(name, title) for name, title in rates if any(r["rate"] == name for r in rows)]
+    ncols = min(3, len(shown))
+    nrows = -(-len(shown) // ncols)
     with mpl.rc_context(_RC):
-        fig = _figure(3.2 * len(shown) + 2.5, 1.5 + 0.4 * len(configs))
-        axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
-        for ax, (name, title) in zip(axes, shown, strict=True):
+        fig = _figure(3.4 * ncols + 2.5, nrows * (1.2 + 0.35 * len(configs)) + 0.8)
+        grid = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
+        axes = list(grid.ravel())
+        for ax in axes[len(shown):]:
+            ax.set_axis_off()
+        for ax, (name, title) in zip(axes, shown, strict=False):
             for y, config in enumerate(configs):
                 row = next((r for r in rows if r["rate"] == name
                             and r["configuration"] == config), None)
@@ -140,8 +145,9 @@ def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]
             ax.set_title(title, fontsize=9)
             ax.set_xlabel("rate (%)")
             ax.grid(axis="x", color="0.85", linewidth=0.5)
-        axes[0].set_yticks(range(len(configs)), labels=configs)
-        axes[0].set_ylabel("configuration")
+        for row in grid:
+            row[0].set_yticks(range(len(configs)), labels=configs)
+            row[0].set_ylabel("configuration")
         axes[0].invert_yaxis()
         seeds = max((r["seeds"] for r in rows), default=0)
         n = max((r["n_per_seed"] for r in rows if r["rate"] == "usable_correctness"),

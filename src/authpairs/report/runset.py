@@ -55,10 +55,8 @@ class ReportRun:
 
     @property
     def dataset(self) -> str:
-        """Dataset name and split, e.g. 'authpairs-language/dev'."""
-        name = str(self.info.manifest.get("name", "?"))
-        split = self.resolved_config.get("split")
-        return f"{name}/{split}" if split else name
+        """The dataset selection's name from the manifest, e.g. 'language:dev'."""
+        return str(self.info.manifest.get("name", "?"))
 
     @property
     def seed(self) -> int | None:
