@@ -79,6 +79,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         except GridSpecError as exc:
             raise _fail(str(exc)) from exc
         write_report(ReportRequest(
-            runs=list(runs or []), out=out, records=records, study=study,
-            compare=compare,
-            compose=[r for item in compose or [] for r in item.split(",") if r], draws=draws, seed=seed, grid=grid))
+            runs=list(runs or []), out=out, records=records, study=study, compare=compare,
+            compose=[r for item in compose or [] for r in item.split(",") if r], draws=draws,
+            seed=seed, grid=grid))

@@ -7,8 +7,8 @@ as well as by grey level, and points by marker shape.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 
 mpl.use("Agg")
 
-_RC = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10, "hatch.linewidth": 0.6,
-       "svg.fonttype": "none"}
+_RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
+            "hatch.linewidth": 0.6, "svg.fonttype": "none"}
 #: Cells above this many get no printed values (the CSV and the HTML table carry them).
 MAX_ANNOTATED_CELLS = 400
 HATCHES = ("", "//", "xx", "..", "\\\\", "++", "oo", "--")
@@ -173,12 +173,15 @@ def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int
         x = np.arange(len(groups))
         for s, (label, counts) in enumerate(series):
             pos = x - 0.4 + width * (s + 0.5)
-            style = {"color": GREYS[s % len(GREYS)], "hatch": HATCHES[s % len(HATCHES)],
-                     "edgecolor": "black", "linewidth": 0.6, "label": label}
-            bars = (ax.barh(pos, counts, height=width, **style) if horizontal
-                    else ax.bar(pos, counts, width=width, **style))
-            for label in ax.bar_label(bars, fontsize=7, padding=2):
-                label.set_in_layout(False)
+            grey, hatch = GREYS[s % len(GREYS)], HATCHES[s % len(HATCHES)]
+            if horizontal:
+                bars = ax.barh(pos, counts, height=width, color=grey, hatch=hatch,
+                               edgecolor="black", linewidth=0.6, label=label)
+            else:
+                bars = ax.bar(pos, counts, width=width, color=grey, hatch=hatch,
+                              edgecolor="black", linewidth=0.6, label=label)
+            for annotation in ax.bar_label(bars, fontsize=7, padding=2):
+                annotation.set_in_layout(False)
         if horizontal:
             ax.set_yticks(x, labels=list(groups))
             ax.invert_yaxis()
@@ -228,27 +231,22 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
     with mpl.rc_context(_RC):
         fig = _figure(4.5 + 0.3 * len(col_keys) * len(avails), 2.4 + 0.2 * len(row_keys))
         axes = fig.subplots(1, len(avails), squeeze=False, sharey=True)[0]
-        groups: list[tuple[str, list[tuple[int, int, int]], dict[str, Any]]] = [
-            (label, cells[name], {"facecolor": grey, "hatch": hatch})
-            for name, (grey, hatch, label) in styles.items()]
+        groups: list[tuple[str, list[tuple[int, int, int]], str, str]] = [
+            (label, cells[name], grey, hatch) for name, (grey, hatch, label) in styles.items()]
         if other:
             groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
-                           [c for k in other for c in cells[k]],
-                           {"facecolor": "0.55", "hatch": "||"}))
-        for key, label, style in (("tie", "tie between compositions", {"facecolor": "white",
-                                                                      "hatch": "oo"}),
-                                  ("infeasible", "infeasible (no composition meets the caps)",
-                                   {"facecolor": "white", "hatch": "xxxx"})):
+                           [c for k in other for c in cells[k]], "0.55", "||"))
+        for key, label, grey, hatch in (
+                ("tie", "tie between compositions", "white", "oo"),
+                ("infeasible", "infeasible (no composition meets the caps)", "white", "xxxx")):
             if key in cells:
-                groups.append((f"{label} ({len(cells[key])} cells)", cells[key], style))
-        for label, members, style in groups:
+                groups.append((f"{label} ({len(cells[key])} cells)", cells[key], grey, hatch))
+        for _, members, grey, hatch in groups:
             for p, ax in enumerate(axes):
                 rects = [mpl.patches.Rectangle((b - 0.5, a - 0.5), 1, 1)
                          for q, a, b in members if q == p]
-                collection = mpl.collections.PatchCollection(
-                    rects, edgecolor="0.2", linewidth=0.3, label=label if p == 0 else None,
-                    **style)
-                ax.add_collection(collection)
+                ax.add_collection(mpl.collections.PatchCollection(
+                    rects, facecolor=grey, hatch=hatch, edgecolor="0.2", linewidth=0.3))
         for ax, avail in zip(axes, avails, strict=True):
             ax.set_xlim(-0.5, len(col_keys) - 0.5)
             ax.set_ylim(len(row_keys) - 0.5, -0.5)
@@ -262,9 +260,8 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
                                    for c, s in row_keys])
         axes[0].set_ylabel("incorrect-approval cap U, severity ratio r (loss units)")
         fig.suptitle(title)
-        handles = [mpl.patches.Patch(facecolor=st["facecolor"], hatch=st["hatch"],
-                                     edgecolor="0.2", label=label)
-                   for label, _, st in groups]
+        handles = [mpl.patches.Patch(facecolor=grey, hatch=hatch, edgecolor="0.2", label=label)
+                   for label, _, grey, hatch in groups]
         fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False,
                    fontsize=8)
     return fig

@@ -14,9 +14,9 @@ import numpy as np
 from authpairs.analysis.groups import correct, native_group_measures, quartet_measures
 from authpairs.analysis.scoring import Score, group_key, score_by, score_records
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_net
+from authpairs.report.runset import ReportRun
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
-from authpairs.report.runset import ReportRun
 
 _VERSION_KEYS = ("authpairs", "python")
 

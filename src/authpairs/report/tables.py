@@ -86,9 +86,9 @@ _EFFECT_KEYS = ("forbidden_effects", "lawful_completions", "audit_failures")
 def runs_table(rows: list[dict[str, object]]) -> Table:
     """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_rows``).
 
-    Effect columns (shown when any run enforced effects) read '-' for runs that did not; an incomplete run is marked
-    with '*' after its name. Hashes are shortened to 8 hex digits; the dataset manifest is a
-    column only when the runs reviewed different datasets.
+    Effect columns (shown when any run enforced effects) read '-' for runs that did not; an
+    incomplete run is marked with '*' after its name. Hashes are shortened to 8 hex digits;
+    the dataset manifest is a column only when the runs reviewed different datasets.
     """
     enforced = any(row.get("enforced") for row in rows)
     columns = [c for c in _RUN_COLUMNS if enforced or c[0] not in _EFFECT_KEYS]
