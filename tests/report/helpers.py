@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from authpairs.backends.base import ChatRequest
+from authpairs.backends.base import ChatRequest, TransportError
 from authpairs.backends.scripted import ScriptedBackend
 from authpairs.review.interfaces import get_interface
 from authpairs.review.reviewers import ModelReviewer
@@ -37,19 +37,25 @@ def noisy(request: ChatRequest) -> str:
     return noisy_answer(request, 0)
 
 
-def scripted(seed: int, allow: float = 0.55) -> Callable[[ChatRequest], str]:
-    """A seeded noisy script."""
+def scripted(seed: int, allow: float = 0.55, flaky: float = 0.0
+             ) -> Callable[[ChatRequest], str]:
+    """A seeded noisy script; a share ``flaky`` of the inputs always fails in transport."""
     def script(request: ChatRequest) -> str:
+        u = int(request.sha256()[:8], 16) / 16**8
+        if u < flaky:
+            raise TransportError("connection refused (scripted)")
         return noisy_answer(request, seed, allow)
     return script
 
 
 def make_run(records: Path, run_id: str, *, baseline: str | None = None, seed: int = 0,
              allow: float = 0.55, split: str = "dev", enforce: bool = False,
-             limit: int | None = None, dataset: str = "language") -> str:
+             limit: int | None = None, dataset: str = "language", flaky: float = 0.0) -> str:
     """Run (or resume) one run; a scripted run's configuration differs from another's only
-    in its seed (and ``allow``, recorded as the backend model name)."""
+    in its seed (and ``allow``, recorded as the backend model name). ``flaky`` > 0 leaves that
+    share of the cases without a record (transport failures, no retry): an incomplete run."""
     raw: dict[str, Any] = {"dataset": dataset, "split": split, "enforce": enforce,
+                           "infra_retries": 0,
                            "records": str(records), "run_id": run_id, "limit": limit,
                            "reviewer": {"interface": "direct"}}
     reviewer = None
@@ -62,7 +68,7 @@ def make_run(records: Path, run_id: str, *, baseline: str | None = None, seed: i
     config = config_from_dict(raw)
     if baseline is None:
         reviewer = ModelReviewer(get_interface("direct"),
-                                 ScriptedBackend(scripted(seed, allow), label=SCRIPT),
+                                 ScriptedBackend(scripted(seed, allow, flaky), label=SCRIPT),
                                  config.reviewer.sampling)
     asyncio.run(run_async(config, progress=False, reviewer=reviewer))
     return run_id
