@@ -78,7 +78,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> RecordedRuns:
         make_run(runs.db, name, seed=seed, allow=0.55)
     for seed, name in enumerate(runs.strict):
         make_run(runs.db, name, seed=seed, allow=0.3)
-    make_run(runs.db, runs.incomplete, seed=9, flaky=0.25)
+    make_run(runs.db, runs.incomplete, seed=9, allow=0.5, flaky=0.25)
     make_run(runs.db, runs.other_dataset, baseline="always-allow", dataset="examples",
              split="all")
     store_native(runs.native_db)

@@ -70,6 +70,7 @@ class ReportRequest:
     draws: int = DEFAULT_DRAWS
     seed: int = DEFAULT_SEED
     grid: GridSpec | None = None
+    workers: int | None = None  # figure-rendering processes; None = one per core (at most 4)
 
 
 @dataclass
@@ -127,8 +128,8 @@ def _runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
     return section
 
 
-def _seeds_section(out: Path, runs: Sequence[ReportRun], labels: dict[str, str],
-                   req: ReportRequest) -> Section | str:
+def _seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
+                   labels: dict[str, str], req: ReportRequest) -> Section | str:
     groups = measures.seed_groups(runs, labels)
     if not any(len(g.runs) > 1 for g in groups):
         return "no configuration was run with more than one seed"
@@ -143,12 +144,12 @@ def _seeds_section(out: Path, runs: Sequence[ReportRun], labels: dict[str, str],
         "configuration", "seeds", "rate", "n_per_seed", "mean", "min", "max", "pooled",
         "bootstrap_low", "bootstrap_high", "clusters", "runs"]))
     rates = [(r.name, r.title) for r in measures.RATES]
-    section.figures.append(fig.save(fig.seed_figure(rows, rates), out, "seeds",
-                                    "Rates across seeds"))
+    section.figures.append(figs.add("seeds", "Rates across seeds", fig.seed_figure, rows, rates))
     return section
 
 
-def _breakdown_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
+def _breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]
+                       ) -> Section | str:
     present = [a for a in ATTRIBUTES if measures.has_attribute(runs, a)]
     if not present:
         return "the records carry no family, domain or scenario attribute"
@@ -168,13 +169,13 @@ def _breakdown_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
             section.tables.append(block)
         else:
             section.downloads.append(block.csv)
-        section.figures.append(fig.save(
-            fig.correctness_heatmap(attribute, values, cols, pct, n), out,
-            f"correctness_by_{attribute}", f"Usable correctness by {attribute}"))
+        section.figures.append(figs.add(
+            f"correctness_by_{attribute}", f"Usable correctness by {attribute}",
+            fig.correctness_heatmap, attribute, values, cols, pct, n))
     return section
 
 
-def _engine_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
+def _engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]) -> Section | str:
     rows = measures.engine_label_rows(runs)
     if not rows:
         return "no native-track records (no engine attribute)"
@@ -188,11 +189,12 @@ def _engine_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
     text = [[f"{pct[i, j]:.0f}% ({int(counts[i, j])})" for j in range(len(measures.OUTCOMES))]
             for i in range(len(rows))]
     total = sum(r["n"] for r in rows)
-    section.figures.append(fig.save(fig.heatmap(
+    section.figures.append(figs.add(
+        "engine_label", "Engine x reference label", fig.heatmap,
         pct, names, measures.OUTCOMES, title=f"Native outcomes by engine and reference label "
         f"(n = {total} inputs over {len(runs)} runs)", xlabel="outcome",
         ylabel="run · engine · reference label (inputs)", cbar_label="share of row (%)",
-        vmin=0, vmax=100, text=text), out, "engine_label", "Engine x reference label"))
+        vmin=0, vmax=100, text=text))
     return section
 
 
@@ -214,7 +216,7 @@ def _contrast_rows(contrasts: Sequence[Contrast]) -> list[dict[str, Any]]:
     return [c.summary() for c in contrasts]
 
 
-def _contrast_figure(out: Path, contrasts: Sequence[Contrast],
+def _contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
                      cells: Sequence[tuple[str, str]]) -> fig.FigureFile:
     rows = list(dict.fromkeys(r for r, _ in cells))
     cols = list(dict.fromkeys(c for _, c in cells))
@@ -228,17 +230,18 @@ def _contrast_figure(out: Path, contrasts: Sequence[Contrast],
         text[i][j] = f"{contrast.stats.net_pp:+.1f}{star}\np={p:.3f}" if p is not None else ""
     span = max(5.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 5.0)
     lawful = max((c.stats.lawful for c in contrasts), default=0)
-    figure = fig.heatmap(
+    return figs.add(
+        "contrasts", "Contrast matrix", fig.heatmap,
         values, rows, cols, title=f"Contrast family: net lawful change with Holm-adjusted "
         f"sign-flip p ({len(contrasts)} contrasts, n = {lawful} matched lawful requests each)",
         xlabel="after (or compared levels)", ylabel="before (or fixed levels)",
         cbar_label="net lawful change (percentage points; dark = lost)", vmin=-span, vmax=span,
         text=text, cmap="gray", reverse_text=True)
-    return fig.save(figure, out, "contrasts", "Contrast matrix")
 
 
-def _contrasts_section(out: Path, runs: _Runs, plan: StudyPlan | None, cells: list[StudyCell],
-                       given: Sequence[ReportRun], req: ReportRequest) -> Section | str:
+def _contrasts_section(out: Path, figs: fig.FigureQueue, runs: _Runs, plan: StudyPlan | None,
+                       cells: list[StudyCell], given: Sequence[ReportRun],
+                       req: ReportRequest) -> Section | str:
     if plan is not None:
         records = {c.run_id: runs.get(_study_address(c)).records for c in cells}
         contrasts = analyze_family(plan, cells, records)
@@ -280,11 +283,12 @@ def _contrasts_section(out: Path, runs: _Runs, plan: StudyPlan | None, cells: li
         "contrast", "retained", "lost", "gained", "net", "lawful_matched", "newly_approved",
         "newly_blocked", "net_pp", "bootstrap_low", "bootstrap_high", "mcnemar_p",
         "sign_flip_p", "holm_sign_flip_p", "holm_mcnemar_p"]))
-    section.figures.append(_contrast_figure(out, contrasts, where))
+    section.figures.append(_contrast_figure(figs, contrasts, where))
     return section
 
 
-def _transitions_section(out: Path, a: ReportRun, b: ReportRun, req: ReportRequest) -> Section:
+def _transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: ReportRun,
+                         req: ReportRequest) -> Section:
     same_dataset(a, b, "--compare")
     try:
         contrast = compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
@@ -329,17 +333,16 @@ def _transitions_section(out: Path, a: ReportRun, b: ReportRun, req: ReportReque
                                 changed, ["transition", *cols, "label"]))
     section.downloads.append(table(out, "requests", "", comp.rows()).csv)
     total = n["lawful_matched"] + n["forbidden_matched"]
-    figure = fig.grouped_bars(
-        ["lawful", "forbidden"],
+    section.figures.append(figs.add(
+        "transitions", "Request transitions", fig.grouped_bars, ["lawful", "forbidden"],
         [(f"{x} / {y}", [n[x], n[y]]) for x, y in zip(lawful_keys, forbidden_keys, strict=True)],
         title=f"Request transitions {a.name} -> {b.name} (n = {total} matched requests)",
-        xlabel="requests (count)", ylabel="reference label", horizontal=True)
-    section.figures.append(fig.save(figure, out, "transitions", "Request transitions"))
+        xlabel="requests (count)", ylabel="reference label", horizontal=True))
     return section
 
 
-def _composition_section(out: Path, members: Sequence[ReportRun], req: ReportRequest
-                         ) -> Section:
+def _composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[ReportRun],
+                         req: ReportRequest) -> Section:
     for other in members[1:]:
         same_dataset(members[0], other, "--compose")
     try:
@@ -378,7 +381,8 @@ def _composition_section(out: Path, members: Sequence[ReportRun], req: ReportReq
                                 f"({len(vetoes)} order x request rows; every routed request "
                                 "in routed.csv)", vetoes,
                                 ["order", "case_id", "stopped_by", "stop_reason", "consulted"]))
-    section.figures.append(fig.save(fig.grouped_bars(
+    section.figures.append(figs.add(
+        "compositions", "Compositions", fig.grouped_bars,
         [f"{r['#']}: {r['order']}" for r in rows],
         [("incorrect approvals", [r["incorrect_approvals"] for r in rows]),
          ("lawful approvals", [r["lawful_approvals"] for r in rows]),
@@ -386,8 +390,7 @@ def _composition_section(out: Path, members: Sequence[ReportRun], req: ReportReq
          ("unavailable reached, lawful", [r["unavailable_lawful"] for r in rows])],
         title=f"Compositions ({len(rows)} orders; n = {first.n_forbidden} forbidden + "
               f"{first.n_lawful} lawful inputs)",
-        xlabel="ordered composition", ylabel="requests (count)"), out, "compositions",
-        "Compositions"))
+        xlabel="ordered composition", ylabel="requests (count)"))
     conditions = [condition_from_composition(r) for r in results]
     section.downloads.append(table(out, "break_even", "", break_even_table(conditions)).csv)
     spec = req.grid or GridSpec()
@@ -400,12 +403,12 @@ def _composition_section(out: Path, members: Sequence[ReportRun], req: ReportReq
                                 f"cost grid ({len(grid.rows)} cells: {status['unique']} unique, "
                                 f"{status['tie']} tied, {status['infeasible']} infeasible): "
                                 "cells where each order has least count loss", wins))
-    section.figures.append(fig.save(fig.grid_figure(
-        grid.rows, {r.name: i for i, r in enumerate(results, start=1)},
+    section.figures.append(figs.add(
+        "cost_grid", "Cost grid", fig.grid_figure, grid.rows,
+        {r.name: i for i, r in enumerate(results, start=1)},
         title=f"Least-loss composition per cost-grid cell (n = {len(grid.rows)} cells, "
               f"{status['infeasible']} infeasible; {first.n_forbidden} forbidden + "
-              f"{first.n_lawful} lawful inputs)"),
-        out, "cost_grid", "Cost grid"))
+              f"{first.n_lawful} lawful inputs)"))
     return section
 
 
@@ -449,15 +452,16 @@ def build_report(req: ReportRequest) -> ReportResult:
     given = [loaded.get(a) for a in dict.fromkeys(req.runs)] or loaded.runs
     runs = loaded.runs
     req.out.mkdir(parents=True, exist_ok=True)
+    figs = fig.FigureQueue(req.out)
     sections: list[Section] = [_runs_section(req.out, runs)]
     omitted: dict[str, str] = {}
     builders = (
-        ("seed summaries", lambda: _seeds_section(req.out, runs, labels, req)),
-        ("breakdowns", lambda: _breakdown_section(req.out, runs)),
-        ("engine x label", lambda: _engine_section(req.out, runs)),
+        ("seed summaries", lambda: _seeds_section(req.out, figs, runs, labels, req)),
+        ("breakdowns", lambda: _breakdown_section(req.out, figs, runs)),
+        ("engine x label", lambda: _engine_section(req.out, figs, runs)),
         ("group-level correctness", lambda: _groups_section(req.out, runs)),
-        ("contrast matrix", lambda: _contrasts_section(req.out, loaded, plan, cells, given,
-                                                       req)),
+        ("contrast matrix", lambda: _contrasts_section(req.out, figs, loaded, plan, cells,
+                                                       given, req)),
     )
     for name, build in builders:
         got = build()
@@ -466,16 +470,17 @@ def build_report(req: ReportRequest) -> ReportResult:
         else:
             omitted[name] = got
     if req.compare is not None:
-        sections.append(_transitions_section(req.out, loaded.get(req.compare[0]),
+        sections.append(_transitions_section(req.out, figs, loaded.get(req.compare[0]),
                                              loaded.get(req.compare[1]), req))
     else:
         omitted["request transitions"] = "give --compare A B"
     if req.compose:
         members = [loaded.get(a) for a in req.compose]
-        sections.append(_composition_section(req.out, members, req))
+        sections.append(_composition_section(req.out, figs, members, req))
     else:
         omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
     sections.insert(0, _overview(runs, omitted))
+    figs.render(req.workers)
     html = req.out / "report.html"
     bad = [r.name for r in incomplete(runs)]
     html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad),
