@@ -30,7 +30,7 @@ mpl.use("Agg")
 _RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
             "hatch.linewidth": 0.6, "svg.fonttype": "none"}
 #: Cells above this many get no printed values (the CSV and the HTML table carry them).
-MAX_ANNOTATED_CELLS = 400
+MAX_ANNOTATED_CELLS = 160
 HATCHES = ("", "//", "xx", "..", "\\\\", "++", "oo", "--")
 GREYS = ("0.15", "0.45", "0.7", "0.9", "0.3", "0.6", "0.8", "0.95")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -60,7 +60,7 @@ def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
             engine.execute(fig)
             fig.set_layout_engine("none")
         fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
-        fig.savefig(folder / f"{stem}.png", format="png", dpi=90, metadata={"Software": None})
+        fig.savefig(folder / f"{stem}.png", format="png", dpi=80, metadata={"Software": None})
     return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
 
 
@@ -200,18 +200,18 @@ def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]
         for ax in axes[len(shown):]:
             ax.set_axis_off()
         for ax, (name, title) in zip(axes, shown, strict=False):
-            for y, config in enumerate(configs):
-                row = next((r for r in rows if r["rate"] == name
-                            and r["configuration"] == config), None)
-                if row is None:
-                    continue
-                ax.plot([row["bootstrap_low"], row["bootstrap_high"]], [y, y], color="0.55",
-                        linewidth=5, solid_capstyle="butt",
-                        label="95% cluster bootstrap" if y == 0 else None)
-                ax.plot([row["min"], row["max"]], [y, y], color="black", linewidth=1,
-                        marker="|", markersize=10, label="min-max over seeds" if y == 0 else None)
-                ax.plot([row["mean"]], [y], linestyle="none", marker="o", color="black",
-                        markerfacecolor="white", label="mean over seeds" if y == 0 else None)
+            found = {r["configuration"]: r for r in rows if r["rate"] == name}
+            ys = [y for y, c in enumerate(configs) if c in found]
+            picked = [found[configs[y]] for y in ys]
+            ax.hlines(ys, [r["bootstrap_low"] for r in picked],
+                      [r["bootstrap_high"] for r in picked], color="0.6", linewidth=5,
+                      label="95% cluster bootstrap")
+            ax.hlines(ys, [r["min"] for r in picked], [r["max"] for r in picked],
+                      color="black", linewidth=1, label="min-max over seeds")
+            ax.plot([r["min"] for r in picked] + [r["max"] for r in picked], ys + ys,
+                    linestyle="none", marker="|", markersize=9, color="black")
+            ax.plot([r["mean"] for r in picked], ys, linestyle="none", marker="o",
+                    color="black", markerfacecolor="white", label="mean over seeds")
             ax.set_xlim(-2, 102)
             ax.set_title(title, fontsize=9)
             ax.set_xlabel("rate (%)")

@@ -4,7 +4,6 @@ group measures. Every row is one CSV line; every number comes from :mod:`authpai
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 
 from authpairs.analysis.groups import correct, native_group_measures, quartet_measures
 from authpairs.analysis.scoring import Score, group_key, score_by, score_records
-from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_net
+from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_ratios
 from authpairs.report.runset import ReportRun
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
@@ -137,38 +136,40 @@ def seed_summary(groups: Sequence[SeedGroup], *, draws: int = DEFAULT_DRAWS,
     descriptive bootstrap interval (95 %, percentile) of the rate over all seeds' records.
 
     The bootstrap resamples clusters (scenarios / source groups) with every seed's records of a
-    cluster travelling together (:func:`~authpairs.analysis.stats.cluster_bootstrap_net` on
-    per-cluster counts). Rates in percent.
+    cluster travelling together (:func:`~authpairs.analysis.stats.cluster_bootstrap_ratios`,
+    one draw set for all rates of a configuration). Rates in percent.
     """
     rows: list[dict[str, Any]] = []
     for group in groups:
         enforced = all(r.effect is not None for run in group.runs for r in run.records)
-        for rate in RATES:
-            if rate.needs_effects and not enforced:
-                continue
-            values = [v for run in group.runs if (v := _rate(run.records, rate)) is not None]
-            if not values:
-                continue
-            hits: dict[str, int] = defaultdict(int)
-            sizes: dict[str, int] = defaultdict(int)
-            for run in group.runs:
+        rates = [rate for rate in RATES if enforced or not rate.needs_effects]
+        clusters = sorted({r.cluster for run in group.runs for r in run.records})
+        index = {c: i for i, c in enumerate(clusters)}
+        hits = np.zeros((len(rates), len(clusters)))
+        sizes = np.zeros((len(rates), len(clusters)))
+        per_seed: list[list[float | None]] = []
+        for run in group.runs:
+            for m, rate in enumerate(rates):
                 for r in run.records:
                     if rate.among(r):
-                        sizes[r.cluster] += 1
-                        hits[r.cluster] += rate.hit(r)
-            names = sorted(sizes)
-            boot = cluster_bootstrap_net(np.array([hits[n] for n in names], dtype=np.float64),
-                                         np.array([sizes[n] for n in names], dtype=np.float64),
-                                         draws=draws, seed=seed)
+                        sizes[m, index[r.cluster]] += 1
+                        hits[m, index[r.cluster]] += rate.hit(r)
+            per_seed.append([_rate(run.records, rate) for rate in rates])
+        estimate, low, high = cluster_bootstrap_ratios(hits, sizes, draws=draws, seed=seed)
+        for m, rate in enumerate(rates):
+            values = [v[m] for v in per_seed if v[m] is not None]
+            if not values:
+                continue
             rows.append({
                 "configuration": group.label, "configuration_key": group.key,
                 "runs": "|".join(r.name for r in group.runs), "seeds": len(group.runs),
-                "rate": rate.name, "title": rate.title, "n_per_seed": sum(sizes.values())
-                // len(group.runs), "mean": round(float(np.mean(values)), 3),
-                "min": round(min(values), 3), "max": round(max(values), 3),
-                "pooled": round(boot.estimate, 3), "bootstrap_low": round(boot.low, 3),
-                "bootstrap_high": round(boot.high, 3), "clusters": boot.clusters,
-                "draws": boot.draws, "bootstrap_seed": boot.seed})
+                "rate": rate.name, "title": rate.title,
+                "n_per_seed": int(sizes[m].sum()) // len(group.runs),
+                "mean": round(float(np.mean(values)), 3), "min": round(min(values), 3),
+                "max": round(max(values), 3), "pooled": round(float(estimate[m]), 3),
+                "bootstrap_low": round(float(low[m]), 3),
+                "bootstrap_high": round(float(high[m]), 3), "clusters": len(clusters),
+                "draws": draws, "bootstrap_seed": seed})
     return rows
 
 
