@@ -15,7 +15,7 @@ from authpairs.analysis.compare import compare_records
 from authpairs.analysis.compose import compose_all
 from authpairs.analysis.runref import RunNotFoundError, RunRef, load_records
 from authpairs.analysis.scoring import score_records
-from authpairs.analysis.study import run_study, plan_from_dict
+from authpairs.analysis.study import plan_from_dict, run_study
 from authpairs.report.build import ReportRequest, ReportResult, build_report
 from authpairs.report.runset import ReportInputError
 from tests.report.conftest import RecordedRuns
@@ -195,7 +195,7 @@ def test_missing_run_is_named(recorded: RecordedRuns, tmp_path: Path) -> None:
 def test_compare_on_different_datasets_is_refused(recorded: RecordedRuns,
                                                   tmp_path: Path) -> None:
     with pytest.raises(ReportInputError,
-                       match="runs 'allow' .* and 'examples-allow' .* different datasets"):
+                       match=r"runs 'allow' .* and 'examples-allow' .* different datasets"):
         build_report(ReportRequest(runs=["allow"], out=tmp_path, records=recorded.db,
                                    compare=("allow", recorded.other_dataset)))
     with pytest.raises(ReportInputError, match="at least two"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,7 +276,8 @@ def _contrasts_section(out: Path, figs: fig.FigureQueue, runs: _Runs, plan: Stud
                  f"{len(contrasts)} contrasts Holm-adjusted together.")
     section = Section("contrasts", "Contrast matrix", intro=intro + (
         " Cells: net lawful change (gained - lost, percentage points of matched lawful "
-        "requests) and the Holm-adjusted cluster sign-flip p (* below 0.05). Gains and losses "
+        "requests) and the Holm-adjusted cluster sign-flip p (* below 0.05); hatched cells "
+        "are not in the family. Gains and losses "
         f"are never netted per request; see the CSV for both. Bootstrap: {req.draws:,} draws, "
         f"seed {req.seed}. Paper Figure 7."))
     section.tables.append(table(out, "contrasts", "contrasts", _contrast_rows(contrasts), [
@@ -455,7 +456,7 @@ def build_report(req: ReportRequest) -> ReportResult:
     figs = fig.FigureQueue(req.out)
     sections: list[Section] = [_runs_section(req.out, runs)]
     omitted: dict[str, str] = {}
-    builders = (
+    builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
         ("seed summaries", lambda: _seeds_section(req.out, figs, runs, labels, req)),
         ("breakdowns", lambda: _breakdown_section(req.out, figs, runs)),
         ("engine x label", lambda: _engine_section(req.out, figs, runs)),

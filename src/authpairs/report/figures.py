@@ -11,6 +11,7 @@ import multiprocessing
 import multiprocessing.context
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -31,7 +32,7 @@ _RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
             "hatch.linewidth": 0.6, "svg.fonttype": "none"}
 #: Cells above this many get no printed values (the CSV and the HTML table carry them).
 MAX_ANNOTATED_CELLS = 160
-HATCHES = ("", "//", "xx", "..", "\\\\", "++", "oo", "--")
+HATCHES = ("", "//", "x", "..", "\\\\", "+", "o", "--")
 GREYS = ("0.15", "0.45", "0.7", "0.9", "0.3", "0.6", "0.8", "0.95")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
@@ -124,6 +125,11 @@ class FigureQueue:
         return dict(results)
 
 
+def _wrap(title: str, width_inches: float) -> str:
+    """Break a long title into lines that fit the figure (about 11 characters per inch)."""
+    return "\n".join(textwrap.wrap(title, max(30, int(width_inches * 11))))
+
+
 def _figure(width: float, height: float) -> Figure:
     with mpl.rc_context(_RC):
         return Figure(figsize=(min(width, 24.0), min(height, 30.0)), layout="constrained")
@@ -148,13 +154,13 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
         hatch_mask = np.isnan(values) if marked is None else (np.isnan(values) | marked)
         for i, j in zip(*np.nonzero(hatch_mask), strict=True):
             ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
-                                               hatch="xxx", edgecolor="0.35", linewidth=0))
+                                               hatch="xx", edgecolor="0.35", linewidth=0))
         ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if ncols > 3 else 0,
                       ha="right" if ncols > 3 else "center")
         ax.set_yticks(range(nrows), labels=list(rows))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set_title(_wrap(title, fig.get_figwidth() - 1.5))
         if text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS:
             span = vmax - vmin or 1.0
             for i in range(nrows):
@@ -261,7 +267,7 @@ def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int
                           ha="right" if len(groups) > 3 else "center")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set_title(_wrap(title, fig.get_figwidth()))
         ax.legend(frameon=False, fontsize=8)
         ax.margins(x=0.02, y=0.12)
     return fig
@@ -277,13 +283,12 @@ def _row_runs(cells: Sequence[tuple[int, int, int]], panel: int) -> list[mpl.pat
     for a, columns in rows.items():
         columns.sort()
         start = prev = columns[0]
-        for b in [*columns[1:], None]:
-            if b is not None and b == prev + 1:
+        for b in [*columns[1:], -1]:  # -1 closes the last run
+            if b == prev + 1:
                 prev = b
                 continue
             rects.append(mpl.patches.Rectangle((start - 0.5, a - 0.5), prev - start + 1, 1))
-            if b is not None:
-                start = prev = b
+            start = prev = b
     return rects
 
 
@@ -328,8 +333,8 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
             groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
                            [c for k in other for c in cells[k]], "0.55", "||"))
         for key, label, grey, hatch in (
-                ("tie", "tie between compositions", "white", "oo"),
-                ("infeasible", "infeasible (no composition meets the caps)", "white", "xxx")):
+                ("tie", "tie between compositions", "white", "o"),
+                ("infeasible", "infeasible (no composition meets the caps)", "white", "xx")):
             if key in cells:
                 groups.append((f"{label} ({len(cells[key])} cells)", cells[key], grey, hatch))
         for _, members, grey, hatch in groups:
@@ -353,7 +358,7 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
                            labels=[f"U<={'any' if c is None else c}, r={s:g}"
                                    for c, s in row_keys])
         axes[0].set_ylabel("incorrect-approval cap U, severity ratio r (loss units)")
-        fig.suptitle(title)
+        fig.suptitle(_wrap(title, fig.get_figwidth()))
         handles = [mpl.patches.Patch(facecolor=grey, hatch=hatch, edgecolor="0.2", label=label)
                    for label, _, grey, hatch in groups]
         fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False,

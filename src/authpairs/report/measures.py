@@ -157,7 +157,7 @@ def seed_summary(groups: Sequence[SeedGroup], *, draws: int = DEFAULT_DRAWS,
             per_seed.append([_rate(run.records, rate) for rate in rates])
         estimate, low, high = cluster_bootstrap_ratios(hits, sizes, draws=draws, seed=seed)
         for m, rate in enumerate(rates):
-            values = [v[m] for v in per_seed if v[m] is not None]
+            values = [x for v in per_seed if (x := v[m]) is not None]
             if not values:
                 continue
             rows.append({
