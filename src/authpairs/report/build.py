@@ -70,7 +70,7 @@ class ReportRequest:
     draws: int = DEFAULT_DRAWS
     seed: int = DEFAULT_SEED
     grid: GridSpec | None = None
-    workers: int | None = None  # figure-rendering processes; None = one per core (at most 4)
+    workers: int | None = None  # figure-drawing processes; None = one per core (at most 4)
 
 
 @dataclass
@@ -453,7 +453,16 @@ def build_report(req: ReportRequest) -> ReportResult:
     given = [loaded.get(a) for a in dict.fromkeys(req.runs)] or loaded.runs
     runs = loaded.runs
     req.out.mkdir(parents=True, exist_ok=True)
-    figs = fig.FigureQueue(req.out)
+    figs = fig.FigureQueue(req.out, req.workers)
+    try:
+        return _build(req, loaded, runs, given, plan, cells, labels, figs, t0)
+    finally:
+        figs.close()
+
+
+def _build(req: ReportRequest, loaded: _Runs, runs: list[ReportRun], given: list[ReportRun],
+           plan: StudyPlan | None, cells: list[StudyCell], labels: dict[str, str],
+           figs: fig.FigureQueue, t0: float) -> ReportResult:
     sections: list[Section] = [_runs_section(req.out, runs)]
     omitted: dict[str, str] = {}
     builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
@@ -481,7 +490,7 @@ def build_report(req: ReportRequest) -> ReportResult:
     else:
         omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
     sections.insert(0, _overview(runs, omitted))
-    figs.render(req.workers)
+    figs.render()
     html = req.out / "report.html"
     bad = [r.name for r in incomplete(runs)]
     html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad),
