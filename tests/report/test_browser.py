@@ -12,9 +12,10 @@ from authpairs.report.browser import check_page, find_chromium
 from authpairs.report.build import ReportRequest, build_report
 from tests.report.conftest import RecordedRuns
 
-pytestmark = pytest.mark.skipif(
-    find_chromium() is None,
-    reason="needs the Debian 'chromium' package (installed by .ci/run)")
+pytestmark = [
+    pytest.mark.slow,  # starts Chromium; .ci/run runs the slow tests
+    pytest.mark.skipif(find_chromium() is None,
+                       reason="needs the Debian 'chromium' package (installed by .ci/run)")]
 
 
 def test_report_renders_cleanly(recorded: RecordedRuns, tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
             engine.execute(fig)
             fig.set_layout_engine(None)  # frozen: no second layout pass per file
         fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
-        fig.savefig(folder / f"{stem}.png", format="png", dpi=80, metadata={"Software": None})
+        fig.savefig(folder / f"{stem}.png", format="png", dpi=72, metadata={"Software": None})
     return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
 
 
@@ -93,6 +93,15 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+def _warm_fonts() -> None:
+    """Draw a little text once, so that forked workers inherit loaded fonts and caches."""
+    with mpl.rc_context(_RC):
+        figure = Figure(figsize=(1, 1))
+        FigureCanvasAgg(figure)
+        figure.text(0.1, 0.5, "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        figure.canvas.draw()
+
+
 class FigureQueue:
     """Figures are handed to worker processes as soon as they are queued, so they are drawn
     while the remaining sections are computed (drawing text dominates the report time). With
@@ -114,6 +123,7 @@ class FigureQueue:
         job = FigureJob(stem, caption, builder.__name__, args, kwargs)
         if self.workers > 1:
             if self._pool is None:
+                _warm_fonts()
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
             self._futures.append(self._pool.submit(_render, job, self.out_dir))
         else:
