@@ -209,12 +209,14 @@ def _pct_text(pct: np.ndarray, n: np.ndarray) -> list[list[str]]:
 def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[str],
                         pct: np.ndarray, n: np.ndarray) -> Figure:
     """Usable correctness (%) by attribute value and run (paper Figures 3-5)."""
-    total = int(n[:, 0].sum()) if n.size else 0
+    totals = n.sum(axis=0) if n.size else np.zeros(1, dtype=np.int64)
+    per_run = (f"{int(totals.max())}" if totals.min() == totals.max()
+               else f"{int(totals.min())}-{int(totals.max())}")
     sizes = n.max(axis=1) if n.size else np.zeros(0, dtype=np.int64)
     rows = [f"{v} ({int(k)})" for v, k in zip(values, sizes, strict=True)]
     return heatmap(pct, rows, runs,
                    title=f"Usable correctness by {attribute} "
-                         f"(n = {total} inputs per run, {len(runs)} runs)",
+                         f"(n = {per_run} inputs per run, {len(runs)} runs)",
                    xlabel="run", ylabel=f"{attribute} (inputs per run)",
                    cbar_label="usable correctness (% of inputs)", vmin=0, vmax=100,
                    text=_pct_text(pct, n))
