@@ -40,6 +40,7 @@ class TableBlock:
     columns: list[str]
     rows: list[list[str]]
     total_rows: int
+    numeric: list[bool] = field(default_factory=list)  # right-aligned columns
 
     @property
     def truncated(self) -> bool:
@@ -57,7 +58,10 @@ def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]]
             seen.extend(k for k in row if k not in seen)
         columns = seen
     shown = [[_cell(row.get(c)) for c in columns] for row in rows[:max_rows]]
-    return TableBlock(caption, str(path.relative_to(out_dir)), list(columns), shown, len(rows))
+    numeric = [all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
+               for c in columns]
+    return TableBlock(caption, str(path.relative_to(out_dir)), list(columns), shown, len(rows),
+                      numeric)
 
 
 @dataclass
