@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from authpairs.analysis.study import expand_plan, plan_from_dict
-from authpairs.report.build import ReportRequest, build_report
+from authpairs.report.build import build_report
+from authpairs.report.request import ReportRequest
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore

@@ -18,7 +18,8 @@ from pathlib import Path
 from PIL import Image
 
 from authpairs.report.browser import check_page
-from authpairs.report.build import ReportRequest, build_report
+from authpairs.report.build import build_report
+from authpairs.report.request import ReportRequest
 from tests.report.helpers import make_run
 
 

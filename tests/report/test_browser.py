@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from authpairs.report.browser import check_page, find_chromium
-from authpairs.report.build import ReportRequest, build_report
+from authpairs.report.build import build_report
+from authpairs.report.request import ReportRequest
 from tests.report.conftest import RecordedRuns
 
 pytestmark = [

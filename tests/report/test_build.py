@@ -16,7 +16,8 @@ from authpairs.analysis.compose import compose_all
 from authpairs.analysis.runref import RunNotFoundError, RunRef, load_records
 from authpairs.analysis.scoring import score_records
 from authpairs.analysis.study import plan_from_dict, run_study
-from authpairs.report.build import ReportRequest, ReportResult, build_report
+from authpairs.report.build import ReportResult, build_report
+from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
 from tests.report.conftest import RecordedRuns
 

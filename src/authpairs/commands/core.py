@@ -140,7 +140,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         report_run(Path(config.records), state.run_id, by or [], out)
         if html is not None:
             from authpairs.commands.report import write_report
-            from authpairs.report.build import ReportRequest
+            from authpairs.report.request import ReportRequest
 
             write_report(ReportRequest(runs=[state.run_id], out=html,
                                        records=Path(config.records)))

@@ -12,8 +12,9 @@ from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
 from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.analysis.study import StudyPlanError
-from authpairs.report.build import ReportRequest, build_report
+from authpairs.report.build import build_report
 from authpairs.report.console import make_console
+from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
 from authpairs.runs.config import ConfigError
 

@@ -141,3 +141,17 @@ def same_dataset(a: ReportRun, b: ReportRun, what: str) -> None:
             f"{what}: runs '{a.name}' ({a.dataset}, manifest {a.info.manifest_sha256[:12]}) and "
             f"'{b.name}' ({b.dataset}, manifest {b.info.manifest_sha256[:12]}) reviewed "
             "different datasets; compare runs on the same cases")
+
+
+class RunIndex:
+    """The loaded runs, addressable by the argument that named them."""
+
+    def __init__(self, runs: Sequence[ReportRun], default: Path) -> None:
+        self.runs = list(runs)
+        self.default = default
+        self._by_ref = {(r.ref.path, r.ref.run_id): r for r in runs}
+
+    def get(self, address: str) -> ReportRun:
+        """The run an address (``RUN_ID`` or ``PATH::RUN_ID``) names."""
+        ref: RunRef = parse_run_ref(address, self.default)
+        return self._by_ref[(ref.path, ref.run_id)]
