@@ -45,15 +45,18 @@ MAX_PAIRWISE_RUNS = 8
 
 
 def study_address(cell: StudyCell) -> str:
+    """The ``PATH::RUN_ID`` address of a study cell's run."""
     return f"{cell.config.records}::{cell.run_id}"
 
 
 def contrast_rows(contrasts: Sequence[Contrast]) -> list[dict[str, Any]]:
+    """One summary row per contrast."""
     return [c.summary() for c in contrasts]
 
 
 def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
                      cells: Sequence[tuple[str, str]]) -> fig.FigureFile:
+    """Queue the contrast-matrix heatmap (net change with Holm-adjusted p)."""
     rows = list(dict.fromkeys(r for r, _ in cells))
     cols = list(dict.fromkeys(c for _, c in cells))
     values = np.full((len(rows), len(cols)), np.nan)
@@ -78,6 +81,7 @@ def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
 def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: StudyPlan | None,
                        cells: list[StudyCell], given: Sequence[ReportRun],
                        req: ReportRequest) -> Section | str:
+    """The plan's contrast family, or every pair of a few same-dataset runs."""
     if plan is not None:
         records = {c.run_id: runs.get(study_address(c)).records for c in cells}
         contrasts = analyze_family(plan, cells, records)
@@ -126,6 +130,7 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
 
 def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: ReportRun,
                          req: ReportRequest) -> Section:
+    """Request transitions from run ``a`` to run ``b`` with every lost request."""
     same_dataset(a, b, "--compare")
     try:
         contrast = compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
@@ -180,6 +185,7 @@ def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: Repor
 
 def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[ReportRun],
                          req: ReportRequest) -> Section:
+    """Every ordered all-must-allow composition, routing and the cost grid."""
     for other in members[1:]:
         same_dataset(members[0], other, "--compose")
     try:

@@ -20,6 +20,7 @@ ATTRIBUTES = ("family", "domain", "scenario")
 
 
 def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
+    """The multi-run table: identity, every outcome measure and tokens per run."""
     section = Section("runs", "Runs", intro=(
         "One row per run: every outcome measure (all cases stay in every denominator), "
         "unavailable responses by reason, tokens, and the run's identity (configuration and "
@@ -31,6 +32,7 @@ def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
 
 def seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
                    labels: dict[str, str], req: ReportRequest) -> Section | str:
+    """Rates across seeds per configuration, or the reason there is none."""
     groups = measures.seed_groups(runs, labels)
     if not any(len(g.runs) > 1 for g in groups):
         return "no configuration was run with more than one seed"
@@ -51,6 +53,7 @@ def seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
 
 def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]
                        ) -> Section | str:
+    """Usable-correctness heatmaps by family, domain and scenario (those present)."""
     present = [a for a in ATTRIBUTES if measures.has_attribute(runs, a)]
     if not present:
         return "the records carry no family, domain or scenario attribute"
@@ -77,6 +80,7 @@ def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun
 
 
 def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]) -> Section | str:
+    """The native engine x reference-label cross-table, or why it is left out."""
     rows = measures.engine_label_rows(runs)
     if not rows:
         return "no native-track records (no engine attribute)"
@@ -100,6 +104,7 @@ def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]) 
 
 
 def groups_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
+    """Native group measures and language full-quartet correctness."""
     rows = measures.group_rows(runs)
     if not rows:
         return "no native source groups or language scenarios in the records"
@@ -114,6 +119,7 @@ def groups_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
 
 
 def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
+    """Runs, datasets, incomplete runs (named) and the sections left out, with reasons."""
     section = Section("overview", "Overview")
     datasets = sorted({r.dataset for r in runs})
     section.notes.append(f"{len(runs)} run(s) on {', '.join(datasets)}; "
