@@ -121,10 +121,13 @@ class FigureQueue:
         if globals().get(builder.__name__) is not builder:
             raise ValueError(f"{builder.__name__} is not a figure builder of {__name__}")
         job = FigureJob(stem, caption, builder.__name__, args, kwargs)
-        if self.workers > 1:
-            if self._pool is None:
-                _warm_fonts()
+        if self.workers > 1 and self._pool is None:
+            _warm_fonts()
+            try:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
+            except (OSError, NotImplementedError):  # no process support (e.g. no /dev/shm)
+                self.workers = 1
+        if self._pool is not None:
             self._futures.append(self._pool.submit(_render, job, self.out_dir))
         else:
             self.jobs.append(job)
