@@ -177,3 +177,52 @@ def compose_all(runs: Mapping[str, Sequence[CaseRecord]]) -> tuple[ReviewerMatri
     """Replay every ordered selection of the given reviewer runs."""
     m = build_matrix(runs)
     return m, [replay_order(m, order)[0] for order in ordered_selections(len(m.names))]
+
+
+def unavailable_by_label(m: ReviewerMatrix, order: Sequence[int]) -> dict[str, int]:
+    """Reached unavailable responses of one ordered selection, split by reference label.
+
+    Counts what :func:`replay_order` sums into ``unavailable``: a member's unavailable response
+    on a request that reached it.
+    """
+    reached = np.ones(len(m.case_ids), dtype=bool)
+    forbidden = lawful = 0
+    for i in order:
+        hit = reached & m.unavailable[i]
+        forbidden += int((hit & m.forbidden).sum())
+        lawful += int((hit & ~m.forbidden).sum())
+        reached = reached & m.allow[i]
+    return {"forbidden": forbidden, "lawful": lawful}
+
+
+def _stop_reason(m: ReviewerMatrix, i: int, j: int) -> str:
+    if m.unavailable[i, j]:
+        return "unavailable"
+    if m.abstention[i, j]:
+        return "abstention"
+    return "BLOCK"
+
+
+def route_order(m: ReviewerMatrix, order: Sequence[int]) -> list[dict[str, Any]]:
+    """Per-request routing of one ordered selection: who was consulted and who stopped it.
+
+    One row per case (in ``m.case_ids`` order) with the reference label, the consulted
+    reviewers, ``stopped_by`` (the first member without a usable ALLOW; '' when approved),
+    ``stop_reason`` ('BLOCK', 'abstention' or 'unavailable') and ``approved``. For a lawful
+    request, ``stopped_by`` is the reviewer that vetoed it.
+    """
+    rows: list[dict[str, Any]] = []
+    name = " -> ".join(m.names[i] for i in order)
+    for j, cid in enumerate(m.case_ids):
+        consulted: list[str] = []
+        stopped, reason = "", ""
+        for i in order:
+            consulted.append(m.names[i])
+            if not m.allow[i, j]:
+                stopped, reason = m.names[i], _stop_reason(m, i, j)
+                break
+        rows.append({"order": name, "case_id": cid,
+                     "label": "forbidden" if m.forbidden[j] else "lawful",
+                     "consulted": consulted, "stopped_by": stopped, "stop_reason": reason,
+                     "approved": not stopped})
+    return rows

@@ -205,3 +205,39 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+def cluster_bootstrap_ratios(hits: np.ndarray, sizes: np.ndarray, *, draws: int = DEFAULT_DRAWS,
+                             seed: int = DEFAULT_SEED, level: float = 0.95
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile intervals of several rates (percent) at once, resampling whole clusters.
+
+    ``hits[m, c]`` counts the events of rate ``m`` in cluster ``c`` and ``sizes[m, c]`` its
+    units (a cluster may hold none for some rate). Every rate uses the same cluster draws (those
+    of :func:`cluster_bootstrap_net` for the same seed, draw count and cluster count), so the
+    intervals describe one resampling of the clusters. Returns ``(estimate, low, high)``, one
+    value per rate (NaN where a rate has no unit at all; draws without a unit are skipped).
+    """
+    h = np.atleast_2d(np.asarray(hits, dtype=np.float64))
+    n = np.atleast_2d(np.asarray(sizes, dtype=np.float64))
+    if h.shape != n.shape:
+        raise ValueError("hits and sizes must have the same shape")
+    if draws < 1 or not 0 < level < 1:
+        raise ValueError("draws must be positive and level in (0, 1)")
+    totals = n.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.where(totals > 0, 100.0 * h.sum(axis=1) / totals, np.nan)
+        k = h.shape[1]
+        if k == 0:
+            return estimate, estimate.copy(), estimate.copy()
+        counts = _draw_counts(seed, draws, k)
+        stats = 100.0 * (counts @ h.T) / (counts @ n.T)  # (draws, rates); 0/0 -> NaN
+    alpha = (1.0 - level) / 2.0
+    low = np.full(h.shape[0], np.nan)
+    high = np.full(h.shape[0], np.nan)
+    for m in range(h.shape[0]):
+        column = stats[:, m]
+        column = column[np.isfinite(column)]
+        if column.size:
+            low[m], high[m] = np.percentile(column, [100 * alpha, 100 * (1 - alpha)])
+    return estimate, low, high

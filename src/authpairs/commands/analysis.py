@@ -9,7 +9,12 @@ import typer
 from rich.text import Text
 
 from authpairs.analysis.compare import ComparisonError
-from authpairs.analysis.compose import CompositionError, compose_all
+from authpairs.analysis.compose import (
+    CompositionError,
+    compose_all,
+    ordered_selections,
+    route_order,
+)
 from authpairs.analysis.contrast import compare_runs
 from authpairs.analysis.cost import (
     GridSpec,
@@ -197,6 +202,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--grid", help="YAML with grid axes (severity, output_price, input_price, "
             "approval_cap, availability_cap, prevalence); omitted axes keep defaults.")] = None,
         out: OutOpt = None,
+        routed: Annotated[Path | None, typer.Option(
+            "--routed", help="Write the routed per-request records of every order to this "
+            "CSV: consulted reviewers, who stopped the request (vetoed it, for a lawful one) "
+            "and why.")] = None,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
         try:
@@ -223,6 +232,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         grid_prev = cost_grid(conditions, spec, with_prevalence=True)
         print_grid(console, grid)
         print_grid(console, grid_prev)
+        if routed is not None:
+            rows = [row for order in ordered_selections(len(matrix.names))
+                    for row in route_order(matrix, order)]
+            write_csv(routed, rows)
+            vetoed = sum(1 for row in rows if row["label"] == "lawful" and row["stopped_by"])
+            console.print(f"wrote {routed}: {len(rows):,} routed requests, {vetoed:,} lawful "
+                          "vetoes")
         if out is not None:
             write_csv(out / "compositions.csv", [r.to_dict() for r in results])
             write_json(out / "compositions.json", {

@@ -116,6 +116,38 @@ def print_run_summary(state: RunProgress) -> None:
                            style="red"))
 
 
+def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Path | None
+               ) -> bool:
+    """Print (and optionally write) the multi-run table, then any per-attribute tables;
+    returns True when every run is complete."""
+    from authpairs.analysis.runref import RunNotFoundError
+    from authpairs.report.files import write_csv, write_json
+    from authpairs.report.measures import run_rows
+    from authpairs.report.runset import ReportInputError, load_report_runs
+    from authpairs.report.tables import print_runs
+
+    try:
+        runs = load_report_runs(addresses, records_path)
+    except (RunNotFoundError, ReportInputError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    rows = run_rows(runs)
+    print_runs(console, rows)
+    states = [completeness(run.info, (r.case_id for r in run.records)) for run in runs]
+    for state in states:
+        if not state.complete:
+            console.print(Text(state.describe(), style="bold yellow"))
+    if out is not None:
+        write_csv(out / "runs.csv", rows)
+        write_json(out / "runs.json", rows)
+    for run in runs:
+        for attribute in by:
+            groups = score_by(run.records, attribute)
+            print_scores(console, f"{run.name} by {attribute}", groups, attribute)
+            if out is not None:
+                write_scores(out, f"scores_{run.name}_by_{attribute}", groups, attribute)
+    return all(state.complete for state in states)
+
+
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the core commands to the CLI."""
 
@@ -178,6 +210,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
         = None,
         quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+        html: Annotated[Path | None, typer.Option(
+            "--report", help="Also write this run's HTML report (report.html) to this folder.")]
+        = None,
     ) -> None:
         model_options = {"--interface": interface, "--backend": backend, "--base-url": base_url,
                          "--model": model, "--seed": seed, "--temperature": temperature,
@@ -215,12 +250,19 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         hint = unavailable_hint(overall, max_tokens=config.reviewer.sampling.max_tokens)
         if hint is not None and config.reviewer.baseline is None:
             console.print(hint, markup=False, highlight=False, soft_wrap=True)
+        if html is not None:
+            from authpairs.commands.report import write_report
+            from authpairs.report.request import ReportRequest
+
+            write_report(ReportRequest(runs=[state.run_id], out=html,
+                                       records=Path(config.records)))
         if state.infrastructure_failed:
             raise typer.Exit(code=3)
 
     @app.command()
     def score(
-        run_id: Annotated[str, typer.Argument(help="Run id.")],
+        run_ids: Annotated[list[str], typer.Argument(
+            help="Run id(s); several print one multi-run table (PATH::RUN_ID allowed).")],
         records: RecordsOpt = DEFAULT_RECORDS,
         by: Annotated[list[str] | None, typer.Option(
             help="Group by case attribute: family, domain, scenario, engine (repeatable).")]
@@ -229,11 +271,17 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         require_complete: Annotated[bool, typer.Option(
             "--require-complete", help="Exit 1 when cases are missing.")] = False,
     ) -> None:
-        """Score a stored run (reads records only; read-only files work).
+        """Score stored runs (reads records only; read-only files work); several runs give one
+        multi-run table.
 
-        States n recorded of N expected and lists missing case ids; exit code 1 when the run is
+        States n recorded of N expected and lists missing case ids; exit code 1 when a run is
         incomplete and --require-complete is given."""
-        _, complete = report_run(records, run_id, by or [], out)
+        if len(run_ids) == 1 and "::" not in run_ids[0]:
+            _, complete = report_run(records, run_ids[0], by or [], out)
+            if require_complete and not complete:
+                raise typer.Exit(code=1)
+            return
+        complete = score_runs(records, run_ids, by or [], out)
         if require_complete and not complete:
             raise typer.Exit(code=1)
 

@@ -188,3 +188,63 @@ def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
                                                        sort_keys=True)
             writer.writerow(flat)
     return [json_path, csv_path]
+
+
+_RUN_COLUMNS = [("n", "n"), ("correct", "correct"), ("incorrect_approvals", "incorrect\napprovals"),
+                ("false_denials", "false\ndenials"), ("abstentions", "abstain"),
+                ("unavailable", "unavail-\nable"), ("forbidden_effects", "forbidden\neffects"),
+                ("lawful_completions", "lawful\ncompleted"),
+                ("audit_failures", "audit\nfailed"), ("usable_correctness", "usable\n%"),
+                ("output_tokens", "output\ntokens"), ("config_sha256", "config")]
+
+
+_EFFECT_KEYS = ("forbidden_effects", "lawful_completions", "audit_failures")
+
+
+def multi_run_table(rows: list[dict[str, object]]) -> Table:
+    """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_rows``).
+
+    Effect columns (shown when any run enforced effects) read '-' for runs that did not; an
+    incomplete run is marked with '*' after its name. Hashes are shortened to 8 hex digits;
+    the dataset manifest is a column only when the runs reviewed different datasets.
+    """
+    enforced = any(row.get("enforced") for row in rows)
+    columns = [c for c in _RUN_COLUMNS if enforced or c[0] not in _EFFECT_KEYS]
+    if len({row.get("manifest_sha256") for row in rows}) > 1:
+        columns.append(("manifest_sha256", "manifest"))
+    table = Table(title=f"{len(rows)} runs", box=box.SIMPLE_HEAD, title_justify="left",
+                  pad_edge=False, collapse_padding=True)
+    table.add_column("run", no_wrap=True)
+    for _, header in columns:
+        table.add_column(header, justify="right",
+                         min_width=max(len(part) for part in header.split("\n")))
+    for row in rows:
+        name = str(row["run"]) + ("" if row.get("complete", True) else " *")
+        cells = []
+        for key, _ in columns:
+            value = row.get(key)
+            if value is not None and key.endswith("_sha256"):
+                value = str(value)[:8]
+            if value is not None and key == "forbidden_effects":
+                value = f"{value}/{row['forbidden']}"
+            elif value is not None and key == "lawful_completions":
+                value = f"{value}/{row['lawful']}"
+            cells.append("-" if value is None else str(value))
+        table.add_row(name, *cells)
+    return table
+
+
+def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
+    """Print the multi-run table, unavailable reasons per run and incomplete runs."""
+    print_table(console, multi_run_table(rows))
+    manifests = {str(row.get("manifest_sha256")) for row in rows}
+    if len(manifests) == 1:
+        console.print(f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}",
+                      highlight=False)
+    for row in rows:
+        if row.get("unavailable_by_reason"):
+            console.print(f"{row['run']}: unavailable by reason: {row['unavailable_by_reason']}",
+                          highlight=False)
+        if not row.get("complete", True):
+            console.print(f"[yellow]* {row['run']} is incomplete: {row['recorded']} of "
+                          f"{row['expected']} cases recorded[/]", highlight=False)

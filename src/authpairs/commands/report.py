@@ -1,0 +1,85 @@
+"""The ``report`` command: one self-contained HTML page (figures, CSV tables) from run records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from authpairs.analysis.compare import ComparisonError
+from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
+from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError
+from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
+from authpairs.analysis.study import StudyPlanError
+from authpairs.report.build import build_report
+from authpairs.report.console import make_console
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import ReportInputError
+from authpairs.runs.config import ConfigError
+
+console = make_console()
+
+REPORT_HELP = (
+    "Write DIR/report.html from run records only: the multi-run table, seed summaries, "
+    "heatmaps by family/domain/scenario, the native engine x label table, group-level "
+    "correctness, the contrast matrix (Holm), request transitions (--compare) and all-must-allow "
+    "compositions with the cost grid (--compose). Figures are written as SVG and PNG, every "
+    "table as CSV; the page opens from disk without a network.")
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print("[red]error:[/] ", end="")
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def write_report(request: ReportRequest) -> Path:
+    """Build the report and print where it is; bad input exits 2 with a message naming it."""
+    try:
+        result = build_report(request)
+    except (RunNotFoundError, ReportInputError, StudyPlanError, ConfigError,
+            ComparisonError) as exc:
+        raise _fail(str(exc)) from exc
+    for name in result.incomplete:
+        console.print(f"[yellow]warning:[/] run '{name}' is incomplete; the report marks it",
+                      highlight=False)
+    console.print(f"report: {result.html} ({len(result.runs)} runs, {len(result.sections)} "
+                  f"sections, {result.seconds:.2f} s)", highlight=False, soft_wrap=True)
+    return result.html
+
+
+def register(app: typer.Typer, data_app: typer.Typer) -> None:
+    """Add the ``report`` command to the CLI."""
+
+    @app.command(help=REPORT_HELP)
+    def report(
+        runs: Annotated[list[str] | None, typer.Argument(
+            help="Runs: RUN_ID or PATH::RUN_ID.")] = None,
+        out: Annotated[Path, typer.Option("--out", help="Folder for report.html and files.")]
+        = Path("runs/report/html"),
+        records: Annotated[Path, typer.Option(
+            "--records", help="Records SQLite file for bare RUN_IDs.")] = DEFAULT_RECORDS,
+        study: Annotated[Path | None, typer.Option(
+            "--study", help="Study plan YAML or a `study --out` folder: its runs and its "
+            "declared contrast family.")] = None,
+        compare: Annotated[tuple[str, str] | None, typer.Option(
+            "--compare", help="Request transitions from run A (before) to run B (after).")]
+        = None,
+        compose: Annotated[list[str] | None, typer.Option(
+            "--compose", help="Reviewer runs for the all-must-allow composition: "
+            "--compose R1,R2,R3 (or repeat the option).")] = None,
+        grid_file: Annotated[Path | None, typer.Option(
+            "--grid", help="Cost-grid axes YAML (as for `compose --grid`).")] = None,
+        draws: Annotated[int, typer.Option(help="Bootstrap draws.")] = DEFAULT_DRAWS,
+        seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_SEED,
+    ) -> None:
+        """Write the HTML report of recorded runs."""
+        try:
+            grid = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
+        except GridSpecError as exc:
+            raise _fail(str(exc)) from exc
+        write_report(ReportRequest(
+            runs=list(runs or []), out=out, records=records, study=study, compare=compare,
+            compose=[r for item in compose or [] for r in item.split(",") if r], draws=draws,
+            seed=seed, grid=grid))

@@ -1,0 +1,150 @@
+"""Build the HTML report of recorded runs: sections, tables (CSV), figures (SVG + PNG), page.
+
+Reads records only (no model, no dataset). Entry point: :func:`build_report`; the sections
+live in :mod:`authpairs.report.per_run` and :mod:`authpairs.report.paired`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from authpairs.analysis.study import (
+    StudyCell,
+    StudyPlan,
+    expand_plan,
+    load_plan,
+    plan_from_dict,
+)
+from authpairs.report import figures as fig
+from authpairs.report.html import render_page
+from authpairs.report.paired import (
+    composition_section,
+    contrasts_section,
+    study_address,
+    transitions_section,
+)
+from authpairs.report.per_run import (
+    breakdown_section,
+    engine_section,
+    groups_section,
+    overview,
+    runs_section,
+    seeds_section,
+)
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import (
+    ReportInputError,
+    ReportRun,
+    RunIndex,
+    incomplete,
+    load_report_runs,
+)
+from authpairs.report.sections import Section
+
+__all__ = ["ReportResult", "build_report"]
+
+
+@dataclass
+class ReportResult:
+    """What was written: the page, the sections, the incomplete runs and the timing."""
+
+    html: Path
+    sections: list[Section]
+    omitted: dict[str, str]
+    incomplete: list[str]
+    runs: list[str]
+    seconds: float
+
+    def files(self) -> list[Path]:
+        """Every file under the report folder."""
+        return sorted(p for p in self.html.parent.rglob("*") if p.is_file())
+
+
+def _load_study(path: Path) -> tuple[StudyPlan, str]:
+    """A plan YAML, or a ``study --out`` folder holding ``study.json``."""
+    if path.is_dir():
+        data_path = path / "study.json"
+        if not data_path.is_file():
+            raise ReportInputError(f"{path}: no study.json (expected a `authpairs study --out` "
+                                   "folder or a plan YAML file)")
+        data = json.loads(data_path.read_text(encoding="utf-8"))
+        return plan_from_dict(data.get("plan", {}), origin=str(data_path)), str(data_path)
+    return load_plan(path), str(path)
+
+
+def build_report(req: ReportRequest) -> ReportResult:
+    """Read the runs, compute every section the runs allow, write the page and its files."""
+    t0 = time.perf_counter()
+    plan: StudyPlan | None = None
+    cells: list[StudyCell] = []
+    labels: dict[str, str] = {}
+    if req.study is not None:
+        plan, origin = _load_study(req.study)
+        cells = expand_plan(plan, origin=origin)
+        for cell in cells:
+            labels[cell.run_id] = " ".join(f"{k}={v}" for k, v in cell.labels().items()
+                                           if k != "seed")
+    if req.compose and len(req.compose) < 2:
+        raise ReportInputError("--compose needs at least two reviewer runs")
+    addresses = [*req.runs, *(study_address(c) for c in cells), *(req.compare or ()),
+                 *req.compose]
+    if not addresses:
+        raise ReportInputError("no runs given")
+    loaded = RunIndex(load_report_runs(addresses, req.records), req.records)
+    given = [loaded.get(a) for a in dict.fromkeys(req.runs)] or loaded.runs
+    runs = loaded.runs
+    req.out.mkdir(parents=True, exist_ok=True)
+    figs = fig.FigureQueue(req.out, req.workers)
+    try:
+        return _build(req, loaded, runs, given, plan, cells, labels, figs, t0)
+    finally:
+        figs.close()
+
+
+def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: list[ReportRun],
+           plan: StudyPlan | None, cells: list[StudyCell], labels: dict[str, str],
+           figs: fig.FigureQueue, t0: float) -> ReportResult:
+    sections: list[Section] = [runs_section(req.out, runs)]
+    omitted: dict[str, str] = {}
+    builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
+        ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
+        ("breakdowns", lambda: breakdown_section(req.out, figs, runs)),
+        ("engine x label", lambda: engine_section(req.out, figs, runs)),
+        ("group-level correctness", lambda: groups_section(req.out, runs)),
+        ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
+                                                       given, req)),
+    )
+    for name, build in builders:
+        got = build()
+        if isinstance(got, Section):
+            sections.append(got)
+        else:
+            omitted[name] = got
+    if req.compare is not None:
+        sections.append(transitions_section(req.out, figs, loaded.get(req.compare[0]),
+                                             loaded.get(req.compare[1]), req))
+    else:
+        omitted["request transitions"] = "give --compare A B"
+    if req.compose:
+        members = [loaded.get(a) for a in req.compose]
+        sections.append(composition_section(req.out, figs, members, req))
+    else:
+        omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
+    sections.insert(0, overview(runs, omitted))
+    figs.render()
+    html = req.out / "report.html"
+    bad = [r.name for r in incomplete(runs)]
+    html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad),
+                    encoding="utf-8")
+    (req.out / "report.json").write_text(json.dumps({
+        "runs": [r.name for r in runs], "incomplete": bad,
+        "sections": [s.key for s in sections], "omitted": omitted,
+        "figures": [f.stem for s in sections for f in s.figures],
+        "tables": sorted(str(p.relative_to(req.out)) for p in (req.out / "tables").glob("*.csv")),
+    }, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return ReportResult(html, sections, omitted, bad, [r.name for r in runs],
+                        time.perf_counter() - t0)

@@ -1,0 +1,398 @@
+"""Report figures with matplotlib (object API, Agg canvas, no pyplot state), saved as SVG and PNG.
+
+Every figure has a title naming the n it is computed on, labelled axes with units, and reads in
+greyscale: heatmaps use a grey ramp with the values printed in the cells, bars differ by hatch
+as well as by grey level, and points by marker shape.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.context
+import os
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import matplotlib.collections
+import matplotlib.patches
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+mpl.use("Agg")
+
+_RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
+            "hatch.linewidth": 0.6, "svg.fonttype": "none"}
+#: Cells above this many get no printed values (the CSV and the HTML table carry them).
+MAX_ANNOTATED_CELLS = 160
+HATCHES = ("", "//", "x", "..", "\\\\", "+", "o", "--")
+GREYS = ("0.15", "0.45", "0.7", "0.9", "0.3", "0.6", "0.8", "0.95")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    """A written figure: its stem, title and the SVG/PNG paths relative to the report folder."""
+
+    stem: str
+    title: str
+    svg: str
+    png: str
+
+
+def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
+    """Write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata).
+
+    The layout is computed once on an Agg canvas, then frozen for both files.
+    """
+    folder = out_dir / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    with mpl.rc_context(_RC):
+        FigureCanvasAgg(fig)
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            engine.execute(fig)
+            fig.set_layout_engine(None)  # frozen: no second layout pass per file
+        fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
+        fig.savefig(folder / f"{stem}.png", format="png", dpi=72, metadata={"Software": None})
+    return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
+
+
+@dataclass(frozen=True)
+class FigureJob:
+    """A figure to draw: a builder of this module, its arguments, and where it goes."""
+
+    stem: str
+    title: str
+    builder: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _render(job: FigureJob, out_dir: Path) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    builder = globals()[job.builder]
+    save(builder(*job.args, **job.kwargs), out_dir, job.stem, job.title)
+    return job.stem, time.perf_counter() - t0
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """'fork' where it is cheap and quiet (Linux, Python < 3.12); otherwise 'forkserver'
+    with this module preloaded (spawn-like safety, one interpreter start per report)."""
+    if sys.platform.startswith("linux") and sys.version_info < (3, 12):
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def _warm_fonts() -> None:
+    """Draw a little text once, so that forked workers inherit loaded fonts and caches."""
+    with mpl.rc_context(_RC):
+        figure = Figure(figsize=(1, 1))
+        FigureCanvasAgg(figure)
+        figure.text(0.1, 0.5, "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        figure.canvas.draw()
+
+
+class FigureQueue:
+    """Figures are handed to worker processes as soon as they are queued, so they are drawn
+    while the remaining sections are computed (drawing text dominates the report time). With
+    one worker (or one core) they are drawn in this process when :meth:`render` is called."""
+
+    def __init__(self, out_dir: Path, workers: int | None = None) -> None:
+        self.out_dir = out_dir
+        self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        self.jobs: list[FigureJob] = []
+        self.seconds: dict[str, float] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: list[Future[tuple[str, float]]] = []
+
+    def add(self, stem: str, caption: str, builder: Callable[..., Figure], /, *args: Any,
+            **kwargs: Any) -> FigureFile:
+        """Queue ``builder(*args, **kwargs)``; returns the files it will write."""
+        if globals().get(builder.__name__) is not builder:
+            raise ValueError(f"{builder.__name__} is not a figure builder of {__name__}")
+        job = FigureJob(stem, caption, builder.__name__, args, kwargs)
+        if self.workers > 1 and self._pool is None:
+            _warm_fonts()
+            try:
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
+            except (OSError, NotImplementedError):  # no process support (e.g. no /dev/shm)
+                self.workers = 1
+        if self._pool is not None:
+            self._futures.append(self._pool.submit(_render, job, self.out_dir))
+        else:
+            self.jobs.append(job)
+        return FigureFile(stem, caption, f"figures/{stem}.svg", f"figures/{stem}.png")
+
+    def render(self) -> dict[str, float]:
+        """Draw (or wait for) every queued figure; returns the seconds each took."""
+        try:
+            results = [_render(job, self.out_dir) for job in self.jobs]
+            results += [future.result() for future in self._futures]
+        finally:
+            self.close()
+        self.jobs, self._futures = [], []
+        self.seconds.update(results)
+        return dict(results)
+
+    def close(self) -> None:
+        """Stop the worker processes (pending figures are cancelled)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _wrap(title: str, width_inches: float) -> str:
+    """Break a long title into lines that fit the figure (about 11 characters per inch)."""
+    return "\n".join(textwrap.wrap(title, max(30, int(width_inches * 11))))
+
+
+def _figure(width: float, height: float) -> Figure:
+    with mpl.rc_context(_RC):
+        return Figure(figsize=(min(width, 24.0), min(height, 30.0)), layout="constrained")
+
+
+def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
+            xlabel: str, ylabel: str, cbar_label: str, vmin: float, vmax: float,
+            text: Sequence[Sequence[str]] | None = None, marked: np.ndarray | None = None,
+            cmap: str = "Greys", reverse_text: bool = False) -> Figure:
+    """A grey-ramp heatmap; NaN cells and ``marked`` cells are hatched (and labelled so).
+
+    ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`).
+    """
+    nrows, ncols = values.shape
+    with mpl.rc_context(_RC):
+        fig = _figure(2.8 + 0.55 * ncols + 0.05 * max(map(len, rows), default=0),
+                      1.6 + 0.26 * nrows + 0.05 * max(map(len, cols), default=0))
+        ax = fig.add_subplot()
+        masked = np.ma.masked_invalid(values)
+        # vector cells: no image resampling (which dominated the drawing time of big maps)
+        image = ax.pcolormesh(np.arange(ncols + 1) - 0.5, np.arange(nrows + 1) - 0.5, masked,
+                              cmap=cmap, vmin=vmin, vmax=vmax, edgecolors="face",
+                              linewidth=0)
+        ax.set_xlim(-0.5, ncols - 0.5)
+        ax.set_ylim(nrows - 0.5, -0.5)
+        hatch_mask = np.isnan(values) if marked is None else (np.isnan(values) | marked)
+        for i, j in zip(*np.nonzero(hatch_mask), strict=True):
+            ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
+                                               hatch="xx", edgecolor="0.35", linewidth=0))
+        ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if ncols > 3 else 0,
+                      ha="right" if ncols > 3 else "center")
+        ax.set_yticks(range(nrows), labels=list(rows))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(_wrap(title, fig.get_figwidth() - 1.5))
+        if text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS:
+            span = vmax - vmin or 1.0
+            for i in range(nrows):
+                for j in range(ncols):
+                    v = values[i, j]
+                    dark = not np.isnan(v) and ((v - vmin) / span > 0.55) != reverse_text
+                    ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black", in_layout=False)
+        bar = fig.colorbar(image, ax=ax, shrink=0.8)
+        bar.set_label(cbar_label)
+    return fig
+
+
+def _pct_text(pct: np.ndarray, n: np.ndarray) -> list[list[str]]:
+    return [["n/a" if np.isnan(pct[i, j]) else f"{pct[i, j]:.0f}"
+             for j in range(pct.shape[1])] for i in range(pct.shape[0])]
+
+
+def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[str],
+                        pct: np.ndarray, n: np.ndarray) -> Figure:
+    """Usable correctness (%) by attribute value and run (paper Figures 3-5)."""
+    totals = n.sum(axis=0) if n.size else np.zeros(1, dtype=np.int64)
+    per_run = (f"{int(totals.max())}" if totals.min() == totals.max()
+               else f"{int(totals.min())}-{int(totals.max())}")
+    sizes = n.max(axis=1) if n.size else np.zeros(0, dtype=np.int64)
+    rows = [f"{v} ({int(k)})" for v, k in zip(values, sizes, strict=True)]
+    return heatmap(pct, rows, runs,
+                   title=f"Usable correctness by {attribute} "
+                         f"(n = {per_run} inputs per run, {len(runs)} runs)",
+                   xlabel="run", ylabel=f"{attribute} (inputs per run)",
+                   cbar_label="usable correctness (% of inputs)", vmin=0, vmax=100,
+                   text=_pct_text(pct, n))
+
+
+def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]) -> Figure:
+    """Mean, min-max and bootstrap interval per configuration and rate (paper Figure 1)."""
+    configs = list(dict.fromkeys(r["configuration"] for r in rows))
+    shown = [(name, title) for name, title in rates if any(r["rate"] == name for r in rows)]
+    ncols = min(3, len(shown))
+    nrows = -(-len(shown) // ncols)
+    with mpl.rc_context(_RC):
+        fig = _figure(3.4 * ncols + 2.5, nrows * (1.2 + 0.35 * len(configs)) + 0.8)
+        grid = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
+        axes = list(grid.ravel())
+        for ax in axes[len(shown):]:
+            ax.set_axis_off()
+        for ax, (name, title) in zip(axes, shown, strict=False):
+            found = {r["configuration"]: r for r in rows if r["rate"] == name}
+            ys = [y for y, c in enumerate(configs) if c in found]
+            picked = [found[configs[y]] for y in ys]
+            ax.hlines(ys, [r["bootstrap_low"] for r in picked],
+                      [r["bootstrap_high"] for r in picked], color="0.6", linewidth=5,
+                      label="95% cluster bootstrap")
+            ax.hlines(ys, [r["min"] for r in picked], [r["max"] for r in picked],
+                      color="black", linewidth=1, label="min-max over seeds")
+            ax.plot([r["min"] for r in picked] + [r["max"] for r in picked], ys + ys,
+                    linestyle="none", marker="|", markersize=9, color="black")
+            ax.plot([r["mean"] for r in picked], ys, linestyle="none", marker="o",
+                    color="black", markerfacecolor="white", label="mean over seeds")
+            ax.set_xlim(-2, 102)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("rate (%)")
+            ax.grid(axis="x", color="0.85", linewidth=0.5)
+        for row in grid:
+            row[0].set_yticks(range(len(configs)), labels=configs)
+            row[0].set_ylabel("configuration")
+        axes[0].invert_yaxis()
+        seeds = max((r["seeds"] for r in rows), default=0)
+        n = max((r["n_per_seed"] for r in rows if r["rate"] == "usable_correctness"),
+                default=0)
+        fig.suptitle(f"Rates across seeds ({len(configs)} configurations, up to {seeds} seeds, "
+                     f"n = {n} inputs per seed)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
+    return fig
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int]]], *,
+                 title: str, xlabel: str, ylabel: str, horizontal: bool = False) -> Figure:
+    """Bars per group, one bar per series, each series with its own hatch and grey level."""
+    k = len(series)
+    width = 0.8 / max(k, 1)
+    with mpl.rc_context(_RC):
+        if horizontal:
+            fig = _figure(7.5, 1.4 + 0.32 * len(groups) * max(k, 1))
+        else:
+            fig = _figure(2.5 + 0.35 * len(groups) * max(k, 1), 4.6)
+        ax = fig.add_subplot()
+        x = np.arange(len(groups))
+        for s, (label, counts) in enumerate(series):
+            pos = x - 0.4 + width * (s + 0.5)
+            grey, hatch = GREYS[s % len(GREYS)], HATCHES[s % len(HATCHES)]
+            if horizontal:
+                bars = ax.barh(pos, counts, height=width, color=grey, hatch=hatch,
+                               edgecolor="black", linewidth=0.6, label=label)
+            else:
+                bars = ax.bar(pos, counts, width=width, color=grey, hatch=hatch,
+                              edgecolor="black", linewidth=0.6, label=label)
+            for annotation in ax.bar_label(bars, fontsize=7, padding=2):
+                annotation.set_in_layout(False)
+        if horizontal:
+            ax.set_yticks(x, labels=list(groups))
+            ax.invert_yaxis()
+        else:
+            ax.set_xticks(x, labels=list(groups), rotation=40 if len(groups) > 3 else 0,
+                          ha="right" if len(groups) > 3 else "center")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(_wrap(title, fig.get_figwidth()))
+        ax.legend(frameon=False, fontsize=8)
+        ax.margins(x=0.02, y=0.12)
+    return fig
+
+
+def _row_runs(cells: Sequence[tuple[int, int, int]], panel: int) -> list[mpl.patches.Rectangle]:
+    """Horizontal runs of adjacent cells as single rectangles (fewer paths to hatch)."""
+    rows: dict[int, list[int]] = {}
+    for q, a, b in cells:
+        if q == panel:
+            rows.setdefault(a, []).append(b)
+    rects = []
+    for a, columns in rows.items():
+        columns.sort()
+        start = prev = columns[0]
+        for b in [*columns[1:], -1]:  # -1 closes the last run
+            if b == prev + 1:
+                prev = b
+                continue
+            rects.append(mpl.patches.Rectangle((start - 0.5, a - 0.5), prev - start + 1, 1))
+            start = prev = b
+    return rects
+
+
+def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
+                title: str, max_styles: int = len(HATCHES)) -> Figure:
+    """The cost grid, one panel per availability cap: rows severity x approval cap, columns
+    output x input price. Each cell is filled with the style (grey level + hatch) of the
+    composition of least loss; ties and infeasible cells have their own marked styles."""
+    sev = sorted({r["severity"] for r in rows})
+    caps = list(dict.fromkeys(r["approval_cap"] for r in rows))
+    outs = sorted({r["output_price"] for r in rows})
+    ins = sorted({r["input_price"] for r in rows})
+    avails = list(dict.fromkeys(r["availability_cap"] for r in rows))
+    row_keys = [(c, s) for c in caps for s in sev]
+    col_keys = [(o, i) for o in outs for i in ins]
+    cells: dict[str, list[tuple[int, int, int]]] = {}
+    for r in rows:
+        if r["status"] == "infeasible":
+            category = "infeasible"
+        elif r["status"] == "tie":
+            category = "tie"
+        else:
+            category = r["best"][0]
+        cells.setdefault(category, []).append((
+            avails.index(r["availability_cap"]),
+            row_keys.index((r["approval_cap"], r["severity"])),
+            col_keys.index((r["output_price"], r["input_price"]))))
+    winners = sorted((k for k in cells if k not in ("tie", "infeasible")),
+                     key=lambda k: (-len(cells[k]), order_index.get(k, 0)))
+    shown = winners[:max_styles]
+    styles: dict[str, tuple[str, str, str]] = {}
+    for n, name in enumerate(shown):
+        styles[name] = (GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)],
+                        f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)")
+    other = [k for k in winners if k not in styles]
+    with mpl.rc_context(_RC):
+        fig = _figure(4.5 + 0.3 * len(col_keys) * len(avails), 2.4 + 0.2 * len(row_keys))
+        axes = fig.subplots(1, len(avails), squeeze=False, sharey=True)[0]
+        groups: list[tuple[str, list[tuple[int, int, int]], str, str]] = [
+            (label, cells[name], grey, hatch) for name, (grey, hatch, label) in styles.items()]
+        if other:
+            groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
+                           [c for k in other for c in cells[k]], "0.55", "||"))
+        for key, label, grey, hatch in (
+                ("tie", "tie between compositions", "white", "o"),
+                ("infeasible", "infeasible (no composition meets the caps)", "white", "xx")):
+            if key in cells:
+                groups.append((f"{label} ({len(cells[key])} cells)", cells[key], grey, hatch))
+        for _, members, grey, hatch in groups:
+            for p, ax in enumerate(axes):
+                ax.add_collection(mpl.collections.PatchCollection(
+                    _row_runs(members, p), facecolor=grey, hatch=hatch, edgecolor="none"))
+        for ax in axes:  # cell borders, drawn once over all styles
+            ax.set_xticks(np.arange(-0.5, len(col_keys)), minor=True)
+            ax.set_yticks(np.arange(-0.5, len(row_keys)), minor=True)
+            ax.grid(which="minor", color="0.2", linewidth=0.3)
+            ax.tick_params(which="minor", length=0)
+        for ax, avail in zip(axes, avails, strict=True):
+            ax.set_xlim(-0.5, len(col_keys) - 0.5)
+            ax.set_ylim(len(row_keys) - 0.5, -0.5)
+            ax.set_xticks(range(len(col_keys)), labels=[f"{o:g}/{i:g}" for o, i in col_keys],
+                          rotation=90)
+            ax.set_xlabel("token price output/input (loss units per million tokens)")
+            ax.set_title("availability cap: " + ("none" if avail is None
+                                                 else f"at most {avail} unavailable"))
+        axes[0].set_yticks(range(len(row_keys)),
+                           labels=[f"U<={'any' if c is None else c}, r={s:g}"
+                                   for c, s in row_keys])
+        axes[0].set_ylabel("incorrect-approval cap U, severity ratio r (loss units)")
+        fig.suptitle(_wrap(title, fig.get_figwidth()))
+        handles = [mpl.patches.Patch(facecolor=grey, hatch=hatch, edgecolor="0.2", label=label)
+                   for label, _, grey, hatch in groups]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False,
+                   fontsize=8)
+    return fig

@@ -1,0 +1,26 @@
+"""Render the report page with jinja2 (autoescaped, no scripts, no network resources)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import jinja2
+
+from authpairs.report.sections import Section
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("authpairs.report", "templates"),
+                          autoescape=jinja2.select_autoescape(["html", "j2"]),
+                          undefined=jinja2.StrictUndefined, trim_blocks=True,
+                          lstrip_blocks=True)
+
+
+def render_page(sections: Sequence[Section], *, runs: Sequence[str],
+                incomplete: Sequence[str]) -> str:
+    """The complete HTML page; figures and CSV files are referenced relatively."""
+    empty = [s.key for s in sections if s.empty]
+    if empty:
+        raise ValueError(f"report sections without content: {empty}")
+    return _ENV.get_template("report.html.j2").render(
+        sections=sections, runs=runs, incomplete=incomplete,
+        generated=datetime.now(UTC).isoformat(timespec="seconds"))

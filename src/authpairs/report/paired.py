@@ -1,0 +1,255 @@
+"""Report sections that compare runs: the contrast matrix, request transitions and
+all-must-allow compositions with the cost grid."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from authpairs.analysis.compare import ComparisonError, compare_records
+from authpairs.analysis.compose import (
+    CompositionError,
+    compose_all,
+    ordered_selections,
+    route_order,
+    unavailable_by_label,
+)
+from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs, make_contrast
+from authpairs.analysis.cost import (
+    GridSpec,
+    break_even_table,
+    condition_from_composition,
+    cost_grid,
+)
+from authpairs.analysis.study import (
+    StudyCell,
+    StudyPlan,
+    analyze_family,
+)
+from authpairs.report import figures as fig
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import (
+    ReportInputError,
+    ReportRun,
+    RunIndex,
+    same_dataset,
+)
+from authpairs.report.sections import Section, table
+
+#: Without a study plan, every pair of up to this many same-dataset runs forms the family.
+MAX_PAIRWISE_RUNS = 8
+
+
+def study_address(cell: StudyCell) -> str:
+    """The ``PATH::RUN_ID`` address of a study cell's run."""
+    return f"{cell.config.records}::{cell.run_id}"
+
+
+def contrast_rows(contrasts: Sequence[Contrast]) -> list[dict[str, Any]]:
+    """One summary row per contrast."""
+    return [c.summary() for c in contrasts]
+
+
+def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
+                     cells: Sequence[tuple[str, str]]) -> fig.FigureFile:
+    """Queue the contrast-matrix heatmap (net change with Holm-adjusted p)."""
+    rows = list(dict.fromkeys(r for r, _ in cells))
+    cols = list(dict.fromkeys(c for _, c in cells))
+    values = np.full((len(rows), len(cols)), np.nan)
+    text = [["" for _ in cols] for _ in rows]
+    for contrast, (r, c) in zip(contrasts, cells, strict=True):
+        i, j = rows.index(r), cols.index(c)
+        values[i, j] = contrast.stats.net_pp
+        p = contrast.holm_sign_flip_p
+        star = "*" if p is not None and p < 0.05 else ""
+        text[i][j] = f"{contrast.stats.net_pp:+.1f}{star}\np={p:.3f}" if p is not None else ""
+    span = max(5.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 5.0)
+    lawful = max((c.stats.lawful for c in contrasts), default=0)
+    return figs.add(
+        "contrasts", "Contrast matrix", fig.heatmap,
+        values, rows, cols, title=f"Contrast family: net lawful change with Holm-adjusted "
+        f"sign-flip p ({len(contrasts)} contrasts, n = {lawful} matched lawful requests each)",
+        xlabel="after (or compared levels)", ylabel="before (or fixed levels)",
+        cbar_label="net lawful change (percentage points; dark = lost)", vmin=-span, vmax=span,
+        text=text, cmap="gray", reverse_text=True)
+
+
+def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: StudyPlan | None,
+                       cells: list[StudyCell], given: Sequence[ReportRun],
+                       req: ReportRequest) -> Section | str:
+    """The plan's contrast family, or every pair of a few same-dataset runs."""
+    if plan is not None:
+        records = {c.run_id: runs.get(study_address(c)).records for c in cells}
+        contrasts = analyze_family(plan, cells, records)
+        where: list[tuple[str, str]] = []
+        for c in contrasts:
+            fixed = {k: v for k, v in c.labels.items()
+                     if not k.endswith(("_before", "_after"))}
+            where.append((" ".join(f"{k}={v}" for k, v in fixed.items()) or "all",
+                          f"{c.labels[f'{plan.compare}_before']} -> "
+                          f"{c.labels[f'{plan.compare}_after']}"))
+        intro = (f"The study plan's declared family ({len(contrasts)} contrasts of factor "
+                 f"'{plan.compare}'), Holm-adjusted together.")
+    else:
+        if len(given) < 2:
+            return "fewer than two runs (give --study for a declared family)"
+        if len(given) > MAX_PAIRWISE_RUNS:
+            return (f"more than {MAX_PAIRWISE_RUNS} runs without a study plan: give --study to "
+                    "declare the contrast family")
+        for other in given[1:]:
+            try:
+                same_dataset(given[0], other, "contrast family")
+            except ReportInputError as exc:
+                return f"runs on different datasets ({exc})"
+        contrasts, where = [], []
+        for a, b in itertools.combinations(given, 2):
+            comparison = compare_records(a.records, b.records, before_run=a.name,
+                                         after_run=b.name)
+            contrasts.append(make_contrast(comparison, draws=req.draws, seed=req.seed))
+            where.append((a.name, b.name))
+        adjust_family(contrasts)
+        intro = (f"Every pair of the {len(given)} runs in the order given (earlier = before), "
+                 f"{len(contrasts)} contrasts Holm-adjusted together.")
+    section = Section("contrasts", "Contrast matrix", intro=intro + (
+        " Cells: net lawful change (gained - lost, percentage points of matched lawful "
+        "requests) and the Holm-adjusted cluster sign-flip p (* below 0.05); hatched cells "
+        "are not in the family. Gains and losses "
+        f"are never netted per request; see the CSV for both. Bootstrap: {req.draws:,} draws, "
+        f"seed {req.seed}. Paper Figure 7."))
+    section.tables.append(table(out, "contrasts", "contrasts", contrast_rows(contrasts), [
+        "contrast", "retained", "lost", "gained", "net", "lawful_matched", "newly_approved",
+        "newly_blocked", "net_pp", "bootstrap_low", "bootstrap_high", "mcnemar_p",
+        "sign_flip_p", "holm_sign_flip_p", "holm_mcnemar_p"]))
+    section.figures.append(contrast_figure(figs, contrasts, where))
+    return section
+
+
+def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: ReportRun,
+                         req: ReportRequest) -> Section:
+    """Request transitions from run ``a`` to run ``b`` with every lost request."""
+    same_dataset(a, b, "--compare")
+    try:
+        contrast = compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
+                                draws=req.draws, seed=req.seed)
+    except ComparisonError as exc:
+        raise ReportInputError(f"--compare {a.name} {b.name}: {exc}") from exc
+    comp = contrast.comparison
+    n = comp.counts()
+    section = Section("transitions", f"Request transitions: {a.name} -> {b.name}", intro=(
+        "Every request matched by id. Lawful requests are retained, lost, gained or neither "
+        "(completed = approved, and executed and verified where effects were enforced); "
+        "forbidden requests still approved, newly approved, newly blocked or still blocked."))
+    s = contrast.stats
+    section.notes.append(
+        f"lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} lawful "
+        f"({s.net_pp:+.2f} pp); exact McNemar p = {s.mcnemar_p:.4f}; cluster bootstrap 95% "
+        f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f} pp ({s.bootstrap.clusters} "
+        f"clusters); cluster sign-flip p = {s.sign_flip.p_value:.4f} ({s.sign_flip.method}).")
+    if comp.only_before or comp.only_after or comp.label_mismatch:
+        section.notes.append(f"unmatched: {len(comp.only_before)} only in {a.name}, "
+                             f"{len(comp.only_after)} only in {b.name}, "
+                             f"{len(comp.label_mismatch)} with differing labels.")
+    lawful_keys = ("retained", "lost", "gained", "neither")
+    forbidden_keys = ("still_approved", "newly_approved", "newly_blocked", "still_blocked")
+    section.tables.append(table(out, "transitions", "transition counts", [
+        {"side": "lawful", **{k: n[k] for k in lawful_keys}, "matched": n["lawful_matched"]},
+        {"side": "forbidden", **{k: n[k] for k in forbidden_keys},
+         "matched": n["forbidden_matched"]}]))
+    lost = [c.to_dict() for c in comp.with_transition("lost")]
+    cols = ["case_id", "cluster", "path", "before_status", "after_status", "resolved"]
+    if lost:
+        section.tables.append(table(out, "lost_requests",
+                                    f"lost lawful requests ({len(lost)}): ids and "
+                                    "authorization paths", lost, cols, max_rows=500))
+    else:
+        section.notes.append("No lawful request was lost.")
+    changed = [c.to_dict() for c in (*comp.lawful, *comp.forbidden)
+               if c.transition not in ("retained", "neither", "still_approved",
+                                       "still_blocked")]
+    section.tables.append(table(out, "changed_requests",
+                                f"every changed request ({len(changed)})",
+                                changed, ["transition", *cols, "label"]))
+    section.downloads.append(table(out, "requests", "", comp.rows()).csv)
+    total = n["lawful_matched"] + n["forbidden_matched"]
+    section.figures.append(figs.add(
+        "transitions", "Request transitions", fig.grouped_bars, ["lawful", "forbidden"],
+        [(f"{x} / {y}", [n[x], n[y]]) for x, y in zip(lawful_keys, forbidden_keys, strict=True)],
+        title=f"Request transitions {a.name} -> {b.name} (n = {total} matched requests)",
+        xlabel="requests (count)", ylabel="reference label", horizontal=True))
+    return section
+
+
+def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[ReportRun],
+                         req: ReportRequest) -> Section:
+    """Every ordered all-must-allow composition, routing and the cost grid."""
+    for other in members[1:]:
+        same_dataset(members[0], other, "--compose")
+    try:
+        matrix, results = compose_all({r.name: r.records for r in members})
+    except CompositionError as exc:
+        raise ReportInputError(f"--compose: {exc}") from exc
+    orders = ordered_selections(len(matrix.names))
+    rows: list[dict[str, Any]] = []
+    routed: list[dict[str, Any]] = []
+    for number, (order, result) in enumerate(zip(orders, results, strict=True), start=1):
+        split = unavailable_by_label(matrix, order)
+        rows.append({"#": number, "order": result.name,
+                     "incorrect_approvals": result.incorrect_approvals,
+                     "lawful_approvals": result.lawful_approvals,
+                     "unavailable_forbidden": split["forbidden"],
+                     "unavailable_lawful": split["lawful"], "abstentions": result.abstentions,
+                     "consultations": result.consultations,
+                     "additional_consultations": result.additional_consultations,
+                     "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                     "reasoning_tokens": result.reasoning_tokens})
+        routed.extend(route_order(matrix, order))
+    first = results[0]
+    section = Section("compositions", "All-must-allow compositions", intro=(
+        f"Every ordered selection of {', '.join(matrix.names)} replayed from recorded decisions "
+        f"on {len(matrix.case_ids)} shared inputs ({first.n_forbidden} forbidden, "
+        f"{first.n_lawful} lawful): a later reviewer is consulted only after a usable ALLOW "
+        "from every earlier one. Unavailable responses reached are split by reference label "
+        "(paper Figure 2). Selected tokens count every consulted record."))
+    if matrix.unmatched:
+        section.notes.append(f"{len(matrix.unmatched)} input(s) not present in every run were "
+                             "left out: " + ", ".join(matrix.unmatched[:20]))
+    section.tables.append(table(out, "compositions", "compositions per order", rows))
+    vetoes = [r for r in routed if r["label"] == "lawful" and r["stopped_by"]]
+    section.downloads.append(table(out, "routed", "", routed).csv)
+    section.tables.append(table(out, "lawful_vetoes", f"who stopped which lawful request "
+                                f"({len(vetoes)} order x request rows; every routed request "
+                                "in routed.csv)", vetoes,
+                                ["order", "case_id", "stopped_by", "stop_reason", "consulted"]))
+    section.figures.append(figs.add(
+        "compositions", "Compositions", fig.grouped_bars,
+        [f"{r['#']}: {r['order']}" for r in rows],
+        [("incorrect approvals", [r["incorrect_approvals"] for r in rows]),
+         ("lawful approvals", [r["lawful_approvals"] for r in rows]),
+         ("unavailable reached, forbidden", [r["unavailable_forbidden"] for r in rows]),
+         ("unavailable reached, lawful", [r["unavailable_lawful"] for r in rows])],
+        title=f"Compositions ({len(rows)} orders; n = {first.n_forbidden} forbidden + "
+              f"{first.n_lawful} lawful inputs)",
+        xlabel="ordered composition", ylabel="requests (count)"))
+    conditions = [condition_from_composition(r) for r in results]
+    section.downloads.append(table(out, "break_even", "", break_even_table(conditions)).csv)
+    spec = req.grid or GridSpec()
+    grid = cost_grid(conditions, spec)
+    status = grid.status_counts()
+    section.downloads.append(table(out, "cost_grid", "", grid.rows).csv)
+    wins = [{"#": rows[i]["#"], "order": r.name, "cells_selected": grid.win_counts().get(r.name, 0)}
+            for i, r in enumerate(results)]
+    section.tables.append(table(out, "cost_grid_wins",
+                                f"cost grid ({len(grid.rows)} cells: {status['unique']} unique, "
+                                f"{status['tie']} tied, {status['infeasible']} infeasible): "
+                                "cells where each order has least count loss", wins))
+    section.figures.append(figs.add(
+        "cost_grid", "Cost grid", fig.grid_figure, grid.rows,
+        {r.name: i for i, r in enumerate(results, start=1)},
+        title=f"Least-loss composition per cost-grid cell (n = {len(grid.rows)} cells, "
+              f"{status['infeasible']} infeasible; {first.n_forbidden} forbidden + "
+              f"{first.n_lawful} lawful inputs)"))
+    return section

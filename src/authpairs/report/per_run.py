@@ -1,0 +1,137 @@
+"""Report sections read from each run: the runs table, seeds, breakdowns, engines, groups."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from authpairs.report import figures as fig
+from authpairs.report import measures
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import (
+    ReportRun,
+    incomplete,
+)
+from authpairs.report.sections import Section, table
+
+ATTRIBUTES = ("family", "domain", "scenario")
+
+
+def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
+    """The multi-run table: identity, every outcome measure and tokens per run."""
+    section = Section("runs", "Runs", intro=(
+        "One row per run: every outcome measure (all cases stay in every denominator), "
+        "unavailable responses by reason, tokens, and the run's identity (configuration and "
+        "dataset-manifest hashes, versions). Shape of the paper's Tables 1, 4, 5 and 6."))
+    section.tables.append(table(out, "runs", "runs and outcome measures",
+                                measures.run_rows(runs)))
+    return section
+
+
+def seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
+                   labels: dict[str, str], req: ReportRequest) -> Section | str:
+    """Rates across seeds per configuration, or the reason there is none."""
+    groups = measures.seed_groups(runs, labels)
+    if not any(len(g.runs) > 1 for g in groups):
+        return "no configuration was run with more than one seed"
+    multi = [g for g in groups if len(g.runs) > 1]
+    rows = measures.seed_summary(multi, draws=req.draws, seed=req.seed)
+    section = Section("seeds", "Across seeds", intro=(
+        "Configurations run with several seeds: mean, minimum and maximum of each rate over "
+        f"seeds, and the scenario-clustered descriptive bootstrap interval (95 %, {req.draws:,} "
+        f"draws, seed {req.seed}) of the rate over all seeds' records, resampling whole "
+        "clusters. Paper Figure 1. Descriptive of this cohort, not population rates."))
+    section.tables.append(table(out, "seed_summary", "rates across seeds (%)", rows, [
+        "configuration", "seeds", "rate", "n_per_seed", "mean", "min", "max", "pooled",
+        "bootstrap_low", "bootstrap_high", "clusters", "runs"]))
+    rates = [(r.name, r.title) for r in measures.RATES]
+    section.figures.append(figs.add("seeds", "Rates across seeds", fig.seed_figure, rows, rates))
+    return section
+
+
+def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]
+                       ) -> Section | str:
+    """Usable-correctness heatmaps by family, domain and scenario (those present)."""
+    present = [a for a in ATTRIBUTES if measures.has_attribute(runs, a)]
+    if not present:
+        return "the records carry no family, domain or scenario attribute"
+    section = Section("breakdowns", "Usable correctness by family, domain and scenario", intro=(
+        "Usable correctness (correct usable decisions over all inputs of the cell; unavailable "
+        "responses count as incorrect) per run. Paper Figures 3-5. Hatched cells: the run has "
+        "no input with that value."))
+    for attribute in present:
+        values, cols, pct, n = measures.attribute_matrix(runs, attribute)
+        rows = measures.matrix_rows(attribute, values, cols, pct, n)
+        wide = [{attribute: v, **{c: (None if np.isnan(pct[i, j]) else round(float(pct[i, j]), 1))
+                                  for j, c in enumerate(cols)}} for i, v in enumerate(values)]
+        section.downloads.append(table(out, f"correctness_by_{attribute}", "", rows).csv)
+        block = table(out, f"correctness_by_{attribute}_wide",
+                      f"usable correctness (%) by {attribute}", wide)
+        if len(cols) <= 12:
+            section.tables.append(block)
+        else:
+            section.downloads.append(block.csv)
+        section.figures.append(figs.add(
+            f"correctness_by_{attribute}", f"Usable correctness by {attribute}",
+            fig.correctness_heatmap, attribute, values, cols, pct, n))
+    return section
+
+
+def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]) -> Section | str:
+    """The native engine x reference-label cross-table, or why it is left out."""
+    rows = measures.engine_label_rows(runs)
+    if not rows:
+        return "no native-track records (no engine attribute)"
+    section = Section("engines", "Native engine x reference label", intro=(
+        "Outcomes per native engine and reference label (permit = lawful, deny = forbidden). "
+        "Paper Figure 6. Cells: share of the row's inputs (%), with the count."))
+    section.tables.append(table(out, "engine_label", "outcome counts by engine and label", rows))
+    names = [f"{r['run']} · {r['engine']} · {r['label']} ({r['n']})" for r in rows]
+    counts = np.array([[r[o] for o in measures.OUTCOMES] for r in rows], dtype=np.float64)
+    pct = 100.0 * counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    text = [[f"{pct[i, j]:.0f}% ({int(counts[i, j])})" for j in range(len(measures.OUTCOMES))]
+            for i in range(len(rows))]
+    total = sum(r["n"] for r in rows)
+    section.figures.append(figs.add(
+        "engine_label", "Engine x reference label", fig.heatmap,
+        pct, names, measures.OUTCOMES, title=f"Native outcomes by engine and reference label "
+        f"(n = {total} inputs over {len(runs)} runs)", xlabel="outcome",
+        ylabel="run · engine · reference label (inputs)", cbar_label="share of row (%)",
+        vmin=0, vmax=100, text=text))
+    return section
+
+
+def groups_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
+    """Native group measures and language full-quartet correctness."""
+    rows = measures.group_rows(runs)
+    if not rows:
+        return "no native source groups or language scenarios in the records"
+    section = Section("groups", "Group-level correctness", intro=(
+        "Native track (paper C.3): equal-weight source-group accuracy (mean of per-group usable "
+        "correctness), dependent pairs (a lawful and a forbidden input of the same policy and "
+        "query) with both members correct, and query groups with both labels whose every "
+        "member is correct. Language track: full-quartet correctness, scenarios whose four "
+        "contexts (two lawful, two forbidden) are all decided correctly."))
+    section.tables.append(table(out, "groups", "group-level correctness", rows))
+    return section
+
+
+def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
+    """Runs, datasets, incomplete runs (named) and the sections left out, with reasons."""
+    section = Section("overview", "Overview")
+    datasets = sorted({r.dataset for r in runs})
+    section.notes.append(f"{len(runs)} run(s) on {', '.join(datasets)}; "
+                         f"{sum(len(r.records) for r in runs):,} case records.")
+    bad = incomplete(runs)
+    if bad:
+        for r in bad:
+            section.notes.append(f"INCOMPLETE: run '{r.name}' has {len(r.records)} of "
+                                 f"{r.expected} case records ({r.missing} missing); its "
+                                 "measures cover the recorded cases only.")
+    else:
+        section.notes.append("Every run is complete (a record for every selected case).")
+    for key, reason in omitted.items():
+        section.notes.append(f"Not shown: {key} ({reason}).")
+    return section

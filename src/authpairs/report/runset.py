@@ -1,0 +1,157 @@
+"""The runs a report reads: records, run metadata, completeness and configuration identity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, RunRef, parse_run_ref
+from authpairs.cases.canonical import sha256_hex
+from authpairs.runs.records import CaseRecord, RunInfo
+from authpairs.runs.store import RecordStore
+
+
+class ReportInputError(ValueError):
+    """Runs that cannot be reported together as asked; the message names the runs."""
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One recorded run with its metadata, as the report reads it."""
+
+    address: str
+    ref: RunRef
+    info: RunInfo
+    records: list[CaseRecord]
+
+    @property
+    def name(self) -> str:
+        """Display name: the run id."""
+        return self.ref.run_id
+
+    @property
+    def expected(self) -> int | None:
+        """Cases the run's dataset selection holds (from the stored manifest)."""
+        n = self.info.manifest.get("n_cases")
+        return n if isinstance(n, int) else None
+
+    @property
+    def missing(self) -> int:
+        """Selected cases without a record (0 when complete or unknown)."""
+        return max(0, (self.expected or 0) - len(self.records))
+
+    @property
+    def complete(self) -> bool:
+        """True when every selected case has a record."""
+        return self.missing == 0
+
+    @property
+    def resolved_config(self) -> dict[str, Any]:
+        """The resolved run configuration stored with the run ({} when absent)."""
+        resolved = self.info.config.get("resolved")
+        return resolved if isinstance(resolved, dict) else {}
+
+    @property
+    def dataset(self) -> str:
+        """The dataset selection's name from the manifest, e.g. 'language:dev'."""
+        return str(self.info.manifest.get("name", "?"))
+
+    @property
+    def seed(self) -> int | None:
+        """The sampling seed of the reviewer, if any."""
+        seed = self.resolved_config.get("reviewer", {}).get("sampling", {}).get("seed")
+        return seed if isinstance(seed, int) else None
+
+    @property
+    def reviewer(self) -> str:
+        """Short reviewer description: baseline, or interface + backend model/script."""
+        reviewer = self.resolved_config.get("reviewer", {})
+        if reviewer.get("baseline"):
+            return str(reviewer["baseline"])
+        backend = reviewer.get("backend", {})
+        what = backend.get("model") or backend.get("script") or backend.get("kind") or "?"
+        return f"{reviewer.get('interface', '?')} / {what}"
+
+    def configuration_key(self) -> str:
+        """Identity of the configuration without its seed: runs sharing it are seeds of one
+        configuration (same dataset manifest, same settings otherwise)."""
+        config = {k: v for k, v in self.resolved_config.items() if k not in ("run_id", "records")}
+        reviewer = dict(config.get("reviewer", {}))
+        sampling = dict(reviewer.get("sampling", {}))
+        sampling.pop("seed", None)
+        reviewer["sampling"] = sampling
+        config["reviewer"] = reviewer
+        if not self.resolved_config:  # no stored configuration: every run stands alone
+            config = {"config_sha256": self.info.config_sha256}
+        return sha256_hex({"config": config, "manifest": self.info.manifest_sha256})[:12]
+
+
+def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEFAULT_RECORDS
+                     ) -> list[ReportRun]:
+    """Load every addressed run (``RUN_ID`` or ``PATH::RUN_ID``), each once, in order.
+
+    Raises :class:`RunNotFoundError` naming the run and file when one does not exist. The
+    records file is never created by reading it.
+    """
+    runs: list[ReportRun] = []
+    seen: set[tuple[Path, str]] = set()
+    stores: dict[Path, RecordStore] = {}
+    try:
+        for address in addresses:
+            ref = parse_run_ref(address, default_records)
+            if (ref.path, ref.run_id) in seen:
+                continue
+            seen.add((ref.path, ref.run_id))
+            if ref.path not in stores:
+                if not ref.path.is_file():
+                    raise RunNotFoundError(f"{ref.path}: records file not found "
+                                           f"(run '{ref.run_id}')")
+                stores[ref.path] = RecordStore(ref.path)
+            store = stores[ref.path]
+            info = store.get_run(ref.run_id)
+            if info is None:
+                known = [r.run_id for r in store.list_runs()]
+                hint = ", ".join(known[:10]) + (" ..." if len(known) > 10 else "")
+                raise RunNotFoundError(
+                    f"{ref.path}: no run '{ref.run_id}'"
+                    + (f" (runs here: {hint})" if known else " (the file holds no runs)"))
+            runs.append(ReportRun(address, ref, info, store.case_records(ref.run_id)))
+    finally:
+        for store in stores.values():
+            store.close()
+    names = [r.name for r in runs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ReportInputError(f"run id(s) {dupes} appear in several records files; report "
+                               "runs with distinct ids")
+    return runs
+
+
+def incomplete(runs: Sequence[ReportRun]) -> list[ReportRun]:
+    """Runs with selected cases that have no record."""
+    return [r for r in runs if not r.complete]
+
+
+def same_dataset(a: ReportRun, b: ReportRun, what: str) -> None:
+    """Raise :class:`ReportInputError` unless both runs reviewed the same dataset manifest."""
+    if a.info.manifest_sha256 != b.info.manifest_sha256:
+        raise ReportInputError(
+            f"{what}: runs '{a.name}' ({a.dataset}, manifest {a.info.manifest_sha256[:12]}) and "
+            f"'{b.name}' ({b.dataset}, manifest {b.info.manifest_sha256[:12]}) reviewed "
+            "different datasets; compare runs on the same cases")
+
+
+class RunIndex:
+    """The loaded runs, addressable by the argument that named them."""
+
+    def __init__(self, runs: Sequence[ReportRun], default: Path) -> None:
+        self.runs = list(runs)
+        self.default = default
+        self._by_ref = {(r.ref.path, r.ref.run_id): r for r in runs}
+
+    def get(self, address: str) -> ReportRun:
+        """The run an address (``RUN_ID`` or ``PATH::RUN_ID``) names."""
+        ref: RunRef = parse_run_ref(address, self.default)
+        return self._by_ref[(ref.path, ref.run_id)]

@@ -1,0 +1,82 @@
+"""The report's building blocks: a table (written as CSV too), a figure, a section."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from authpairs.report.figures import FigureFile
+from authpairs.report.files import write_csv
+
+#: HTML tables longer than this show their first rows; the CSV always holds every row.
+MAX_HTML_ROWS = 60
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "n/a"
+        return f"{value:.6f}" if 0 < abs(value) < 0.001 else f"{value:,.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+@dataclass
+class TableBlock:
+    """A table shown in the page (first :data:`MAX_HTML_ROWS` rows) and written as CSV."""
+
+    caption: str
+    csv: str
+    columns: list[str]
+    rows: list[list[str]]
+    total_rows: int
+    numeric: list[bool] = field(default_factory=list)  # right-aligned columns
+
+    @property
+    def truncated(self) -> bool:
+        """True when the page shows fewer rows than the CSV holds."""
+        return self.total_rows > len(self.rows)
+
+
+def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]],
+          columns: Sequence[str] | None = None, max_rows: int = MAX_HTML_ROWS) -> TableBlock:
+    """Write ``tables/<stem>.csv`` with every row and return the block for the page."""
+    path = write_csv(out_dir / "tables" / f"{stem}.csv", rows)
+    if columns is None:
+        seen: list[str] = []
+        for row in rows:
+            seen.extend(k for k in row if k not in seen)
+        columns = seen
+    shown = [[_cell(row.get(c)) for c in columns] for row in rows[:max_rows]]
+    numeric = [all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
+               for c in columns]
+    return TableBlock(caption, str(path.relative_to(out_dir)), list(columns), shown, len(rows),
+                      numeric)
+
+
+@dataclass
+class Section:
+    """One section of the page: text, tables and figures (never empty when rendered)."""
+
+    key: str
+    title: str
+    intro: str = ""
+    notes: list[str] = field(default_factory=list)
+    tables: list[TableBlock] = field(default_factory=list)
+    figures: list[FigureFile] = field(default_factory=list)
+    downloads: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """True when the section holds no table, figure or note."""
+        return not (self.tables or self.figures or self.notes)
