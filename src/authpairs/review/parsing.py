@@ -195,8 +195,21 @@ _SCHEMA_REASONS = {
 }
 
 
+_VALIDATORS: dict[int, tuple[dict[str, Any], jsonschema.Draft202012Validator]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    """One compiled validator per answer schema (building one per answer costs more than the
+    validation itself)."""
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, jsonschema.Draft202012Validator(schema))
+        _VALIDATORS[id(schema)] = cached
+    return cached[1]
+
+
 def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator(schema)
     priority = list(_SCHEMA_REASONS)
     errors = sorted(validator.iter_errors(value), key=lambda e: (
         len(e.absolute_path),
