@@ -140,8 +140,9 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
         + (f", overrides {overrides}" if overrides else ""),
         f"- Quiet estimate = harness CPU + server CPU (one server thread, one case in flight); "
         f"target <= {TARGET_S:.0f} s on 2 cores.",
-        f"- Determinism: decisions {'identical' if same_decisions else 'DIFFERENT'}, raw outputs "
-        f"{'identical' if same_outputs else 'DIFFERENT'} across the {len(measures)} runs.",
+        (f"- Determinism: decisions {'identical' if same_decisions else 'DIFFERENT'}, raw "
+         f"outputs {'identical' if same_outputs else 'DIFFERENT'} across the {len(measures)} runs."
+         if len(measures) > 1 else "- Determinism: not checked (one run)."),
         "",
         "| run | wall s | quiet estimate s | server CPU s | harness CPU s | load before / after "
         "| prompt tokens/case | output tokens/case (range) | median latency s "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "docs" / "benchmarks.md"
-ORDER = ["harness", "language", "native", "effects", "analysis"]
+ORDER = ["harness", "language", "native", "effects", "analysis", "main_job"]
 
 HEADER = HERE / "benchmarks_header.md"
 
