@@ -26,6 +26,10 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--n-parallel", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-prompt-cache", action="store_true",
+                        help="never reuse a previous request's KV cache (neither the slot's "
+                             "own prefix nor the host-memory prompt cache): every request is "
+                             "computed from an empty cache, independent of what ran before")
     args = parser.parse_args()
 
     stop = threading.Event()
@@ -43,6 +47,9 @@ def main() -> None:
     params.n_parallel = args.n_parallel
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    if args.no_prompt_cache:
+        params.cache_prompt = False
+        params.cache_ram_mib = 0
     server = xllamacpp.Server(params)
     stop.wait()
     # In-flight generations are abandoned on purpose: the run has ended or died. The server's

@@ -90,6 +90,12 @@ class LocalServerBackend:
         self._client: OpenAIBackend | None = None
 
     @property
+    def prompt_cache(self) -> bool:
+        """False when ``extra_body`` sends ``cache_prompt: false``: then the server is also started
+        without its host-memory prompt cache, so no request reuses another request's KV cache."""
+        return self.extra_body.get("cache_prompt") is not False
+
+    @property
     def base_url(self) -> str:
         """The server's OpenAI-compatible base URL."""
         return f"http://127.0.0.1:{self.port}/v1"
@@ -98,7 +104,8 @@ class LocalServerBackend:
         """Model file, its hash and server settings for the run record."""
         return {"kind": self.name, "gguf": self.gguf_path.name,
                 "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
-                "n_parallel": self.n_parallel}
+                "n_parallel": self.n_parallel, "n_threads": self.n_threads,
+                "prompt_cache": self.prompt_cache}
 
     @classmethod
     def from_config(cls, config: LocalBackendConfig) -> LocalServerBackend:
@@ -137,6 +144,8 @@ class LocalServerBackend:
                    "--model", str(self.gguf_path), "--port", str(self.port),
                    "--n-ctx", str(self.n_ctx), "--n-parallel", str(self.n_parallel),
                    "--threads", str(self.n_threads)]
+        if not self.prompt_cache:
+            command.append("--no-prompt-cache")
         with self._log_path.open("wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)

