@@ -38,7 +38,7 @@ def test_other_backends_drop_the_local_only_settings() -> None:
     config = build_config(None, {"reviewer.backend.kind": "openai"}, "openai")
     assert config.reviewer.backend.kind == "openai"
     assert config.reviewer.sampling.repetition_penalty is None
-    assert config.reviewer.sampling.seed == 7 and config.concurrency == 2
+    assert config.reviewer.sampling.seed == 7 and config.concurrency == 1
 
 
 def test_sampling_settings_are_flags(monkeypatch: pytest.MonkeyPatch) -> None:

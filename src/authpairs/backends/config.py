@@ -100,8 +100,9 @@ class LocalBackendConfig(BackendConfigBase):
     factory: ClassVar[str] = "authpairs.backends.local_server:LocalServerBackend.from_config"
 
     def identity(self) -> dict[str, Any]:
-        """Model file and context; not threads, slots or the deadline."""
-        return self.model_dump(mode="json", exclude={"n_parallel", "n_threads", "deadline_s"})
+        """Model file, context, threads and slots (llama.cpp's CPU answers depend on the thread
+        count and on which sequences are decoded together); not the deadline."""
+        return self.model_dump(mode="json", exclude={"deadline_s"})
 
 
 class ReplayBackendConfig(BackendConfigBase):

@@ -195,7 +195,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option(
             help="Output token limit. Default: 2048.")] = None,
         concurrency: Annotated[int | None, typer.Option(
-            help="Cases in flight. Default: 2.")] = None,
+            help="Cases in flight. Default: 1 (the main job decodes one case at a time).")] = None,
         enforce: Annotated[bool | None, typer.Option(
             "--enforce/--no-enforce",
             help="Execute ALLOWed effects in a sandbox. Default: enforce.")] = None,
