@@ -149,7 +149,8 @@ def test_runs_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [{"run id": f"run-{i:012d}", "interface": "structured",
              "backend / model": "openai Qwen/Qwen3.5-27B-Instruct-2507-FP8",
              "dataset": "runs/native-user-cedar-folders.jsonl test (first 40)",
-             "recorded": "37/40", "created (UTC)": "2026-11-30 18:26:09"} for i in range(3)]
+             "effects": "enforced" if i else "off", "recorded": "37/40",
+             "created (UTC)": "2026-11-30 18:26:09"} for i in range(3)]
     _check(width, monkeypatch,
            lambda console: tables.print_table(console, runs_table(rows, "runs/x.sqlite: 3")))
 

@@ -27,7 +27,8 @@ def _reviewer(resolved: dict[str, Any]) -> tuple[str, str]:
 
 
 def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
-    """Plain row: run id, reviewer, dataset/split, recorded/expected cases and date."""
+    """Plain row: run id, reviewer, dataset/split, effects enforced or not, recorded/expected
+    cases and date."""
     resolved = info.config.get("resolved", {})
     interface, reviewer = _reviewer(resolved)
     dataset = str(resolved.get("dataset", info.manifest.get("name", "?")))
@@ -39,7 +40,8 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
     expected = len(info.expected_case_ids) or info.manifest.get("n_cases")
     flag = "" if not expected or recorded >= int(expected) else " INCOMPLETE"
     return {"run id": info.run_id, "interface": interface, "backend / model": reviewer,
-            "dataset": where, "recorded": f"{recorded}/{expected if expected else '?'}{flag}",
+            "dataset": where, "effects": "enforced" if resolved.get("enforce", True) else "off",
+            "recorded": f"{recorded}/{expected if expected else '?'}{flag}",
             "created (UTC)": info.created_at.replace("T", " ").split("+")[0]}
 
 
@@ -47,7 +49,8 @@ def runs_table(rows: list[dict[str, str]], title: str) -> Table:
     """A table of :func:`describe_run` rows."""
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
                   show_edge=False)
-    columns = ["run id", "interface", "backend / model", "dataset", "recorded", "created (UTC)"]
+    columns = ["run id", "interface", "backend / model", "dataset", "effects", "recorded",
+               "created (UTC)"]
     for name in columns:
         table.add_column(name, justify="right" if name == "recorded" else "left")
     for row in rows:
