@@ -20,6 +20,7 @@ from authpairs.cases.effect_params import EffectParams
 from authpairs.enforce import layout
 from authpairs.enforce.httpserver import LocalHTTPServer
 from authpairs.enforce.seeding import seed_for, seed_global
+from authpairs.processes import pid_alive
 
 
 def default_parent() -> Path | None:
@@ -37,16 +38,6 @@ def default_parent() -> Path | None:
 PREFIX = "authpairs-sandbox-"
 OWNER_FILE = ".owner"
 """Host name and process id of the process that created a sandbox (one per line)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 log = logging.getLogger("authpairs.enforce")
@@ -72,7 +63,7 @@ def reclaim_stale(parent: Path | None = None) -> list[Path]:
             pid = int(pid_text)
         except (OSError, ValueError):
             continue
-        if owner_host == host and pid != os.getpid() and not _alive(pid):
+        if owner_host == host and pid != os.getpid() and not pid_alive(pid):
             shutil.rmtree(path, ignore_errors=True)
             log.info("removed stale sandbox %s (process %d is gone)", path, pid)
             removed.append(path)

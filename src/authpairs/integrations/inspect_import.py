@@ -19,7 +19,6 @@ from typing import Any
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
-from authpairs.backends.base import ChatResponse
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
@@ -27,8 +26,8 @@ from authpairs.enforce.records import EffectRecord
 from authpairs.integrations.inspect_requests import (
     InspectInputError,
     chat_request_of,
-    finish_reason_of,
     response_format_of,
+    response_of,
 )
 from authpairs.integrations.inspect_task import RECORD_KEY, TASK_METADATA_KEY
 from authpairs.review.interfaces import ReviewInterface, get_interface
@@ -142,15 +141,7 @@ def sample_records(run_id: str, sample: EvalSample, case: Case, input_sha: str,
                    interface: ReviewInterface, effect: EffectRecord | None
                    ) -> tuple[CaseRecord, AttemptRecord]:
     """The case record and formal attempt of one answered sample (strictly re-parsed)."""
-    output = sample.output
-    usage = output.usage
-    response = ChatResponse(
-        text=output.completion if output.choices else None,
-        finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-        reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
-        latency_s=output.time or 0.0)
+    response = response_of(sample.output)
     outcome = interface.parse(response)
     record = CaseRecord(
         run_id=run_id, case_id=case.case_id, input_sha256=input_sha, status=outcome.status,

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+)
 
-from authpairs.backends.base import ChatRequest
+from authpairs.backends.base import ChatRequest, ChatResponse
 
 RESPONSE_FORMAT_KEY = "response_format"
 
@@ -91,3 +97,15 @@ def finish_reason_of(stop_reason: str | None) -> str | None:
     if stop_reason is None:
         return None
     return _FINISH_REASONS.get(stop_reason, stop_reason)
+
+
+def response_of(output: ModelOutput) -> ChatResponse:
+    """An Inspect model output as the :class:`ChatResponse` authpairs' parsers read."""
+    usage = output.usage
+    return ChatResponse(
+        text=output.completion if output.choices else None,
+        finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
+        latency_s=output.time or 0.0)

@@ -38,14 +38,13 @@ from inspect_ai.solver import TaskState, generate
 
 from authpairs.analysis.scoring import Score as AuthScore
 from authpairs.analysis.scoring import score_by, score_records
-from authpairs.backends.base import ChatResponse
 from authpairs.cases.dataset import Dataset
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.integrations.inspect_requests import (
     chat_request_of,
-    finish_reason_of,
     generate_config_for,
+    response_of,
     to_inspect_messages,
 )
 from authpairs.review.interfaces import ReviewInterface, get_interface
@@ -200,15 +199,7 @@ def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev"
         case = cases[str(state.sample_id)]
         request = review.render(case.public)
         sent = chat_request_of(state.input, request.response_format)
-        output = state.output
-        usage = output.usage
-        response = ChatResponse(
-            text=output.completion if output.choices else None,
-            finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
-            input_tokens=usage.input_tokens if usage else 0,
-            output_tokens=usage.output_tokens if usage else 0,
-            reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
-            latency_s=output.time or 0.0)
+        response = response_of(state.output)
         outcome = review.parse(response)
         effect = None
         holder = _HOLDERS.get(holder_key)

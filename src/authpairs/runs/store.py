@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from authpairs.errors import RecordsError
+from authpairs.processes import pid_alive
 from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
 
@@ -140,16 +141,6 @@ def writable(path: Path) -> bool:
     """True when this process may write ``path`` and its folder (else SQLite must open the file
     as immutable: it could not create the lock and WAL side files)."""
     return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RecordStore:
@@ -346,7 +337,7 @@ class RecordStore:
                 row = conn.execute("SELECT owner, host, pid, expires FROM claims "
                                    "WHERE run_id=? AND case_id=?", (run_id, case_id)).fetchone()
                 if row is not None and row[0] != self.owner and row[3] > time.time() and (
-                        row[1] != host or _pid_alive(int(row[2]))):
+                        row[1] != host or pid_alive(int(row[2]))):
                     return False
                 conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
                              (run_id, case_id, self.owner, host, os.getpid(),

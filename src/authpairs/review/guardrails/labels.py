@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from authpairs.backends.base import ChatResponse
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 
 CLEAN_FINISH = (None, "stop", "eos", "end_turn")
@@ -51,3 +52,12 @@ def split_think(text: str) -> tuple[str, str | None] | None:
 def normalise(text: str) -> str:
     """Lower-case, with runs of whitespace collapsed to one space and the ends trimmed."""
     return " ".join(text.split()).lower()
+
+
+def think_as_reasoning(response: ChatResponse) -> ChatResponse:
+    """``response`` with a leading think block kept as its reasoning, when the server left the
+    block in the content and reported no reasoning of its own."""
+    split = split_think(response.text or "")
+    if split is None or split[1] is None or response.reasoning:
+        return response
+    return response.model_copy(update={"reasoning": split[1]})

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import PublicCase
-from authpairs.review.guardrails.labels import normalise, split_think
+from authpairs.review.guardrails.labels import normalise, split_think, think_as_reasoning
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import parse_json_object
@@ -40,10 +40,7 @@ class NemotronSafetyInterface(NativeInterface):
 
     def finish(self, response: ChatResponse) -> ChatResponse:
         """Keep the think block as reasoning when the server left it in the content."""
-        split = split_think(response.text or "")
-        if split is None or split[1] is None or response.reasoning:
-            return response
-        return response.model_copy(update={"reasoning": split[1]})
+        return think_as_reasoning(response)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """The JSON verdict after the think block; strict keys and values."""
