@@ -143,16 +143,7 @@ def sample_records(run_id: str, sample: EvalSample, case: Case, input_sha: str,
     """The case record and formal attempt of one answered sample (strictly re-parsed)."""
     response = response_of(sample.output)
     outcome = interface.parse(response)
-    record = CaseRecord(
-        run_id=run_id, case_id=case.case_id, input_sha256=input_sha, status=outcome.status,
-        decision=outcome.decision,
-        reason_code=outcome.reason_code.value if outcome.reason_code else None,
-        dispatch=outcome.dispatch, label=case.reference.label.value,
-        resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
-        attributes=case.attributes, input_tokens=response.input_tokens,
-        output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
-        finish_reason=response.finish_reason, latency_s=response.latency_s, effect=effect,
-        checks=outcome.checks)
+    record = CaseRecord.from_review(run_id, case, input_sha, outcome, response, effect)
     attempt = AttemptRecord(
         run_id=run_id, case_id=case.case_id, attempt_no=1, kind="formal", input_sha256=input_sha,
         output_text=response.text, finish_reason=response.finish_reason,

@@ -207,16 +207,8 @@ def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev"
             enforcer = holder.get()
             effect = await anyio.to_thread.run_sync(
                 enforcer.enforce, case.case_id, case.public.effect, outcome.dispatch)
-        record = CaseRecord(
-            run_id=INSPECT_RUN_ID, case_id=case.case_id, input_sha256=sent.sha256(),
-            status=outcome.status, decision=outcome.decision,
-            reason_code=outcome.reason_code.value if outcome.reason_code else None,
-            dispatch=outcome.dispatch, label=case.reference.label.value,
-            resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
-            attributes=case.attributes, input_tokens=response.input_tokens,
-            output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
-            finish_reason=response.finish_reason, latency_s=response.latency_s,
-            effect=effect, checks=outcome.checks)
+        record = CaseRecord.from_review(INSPECT_RUN_ID, case, sent.sha256(), outcome, response,
+                                        effect)
         correct = outcome.usable and (outcome.dispatch.value == "ALLOW") == record.lawful
         answer = (outcome.decision.value if outcome.decision is not None
                   else f"unavailable:{record.reason_code}")

@@ -141,16 +141,8 @@ class RunOrchestrator:
             if self.enforcer is not None and case.public.effect is not None:
                 # Decision-only cases (native track) carry no effect and are not enforced.
                 effect = self.enforcer.enforce(case.case_id, case.public.effect, outcome.dispatch)
-            record = CaseRecord(
-                run_id=self.run_id, case_id=case.case_id, input_sha256=input_sha,
-                status=outcome.status, decision=outcome.decision,
-                reason_code=outcome.reason_code.value if outcome.reason_code else None,
-                dispatch=outcome.dispatch, label=case.reference.label.value,
-                resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
-                attributes=case.attributes, input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
-                finish_reason=response.finish_reason, latency_s=response.latency_s,
-                infra_attempts=number - 1, effect=effect, checks=outcome.checks)
+            record = CaseRecord.from_review(self.run_id, case, input_sha, outcome, response,
+                                            effect, infra_attempts=number - 1)
             return record, attempts
         return None, attempts
 

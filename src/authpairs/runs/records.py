@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from authpairs.backends.base import ChatResponse
+from authpairs.cases.models import Case
 from authpairs.enforce.records import EffectRecord
-from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
+from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 
 __all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
 
@@ -52,6 +54,23 @@ class CaseRecord(BaseModel):
     infra_attempts: int = Field(default=0, description="Transport failures before the answer.")
     effect: EffectRecord | None = None
     checks: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def from_review(cls, run_id: str, case: Case, input_sha256: str, outcome: ReviewOutcome,
+                    response: ChatResponse, effect: EffectRecord | None = None,
+                    infra_attempts: int = 0) -> CaseRecord:
+        """The record of one formal review of ``case``: the outcome, the answer's token counts
+        and timing, the enforcement record, and the reference fields analysis needs."""
+        return cls(
+            run_id=run_id, case_id=case.case_id, input_sha256=input_sha256,
+            status=outcome.status, decision=outcome.decision,
+            reason_code=outcome.reason_code.value if outcome.reason_code else None,
+            dispatch=outcome.dispatch, label=case.reference.label.value,
+            resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
+            attributes=case.attributes, input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
+            finish_reason=response.finish_reason, latency_s=response.latency_s,
+            infra_attempts=infra_attempts, effect=effect, checks=outcome.checks)
 
     @property
     def lawful(self) -> bool:
