@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -161,14 +162,22 @@ def start_stub() -> tuple[subprocess.Popen[str], str]:
     return process, f"http://127.0.0.1:{line[1]}/v1"
 
 
+def paired_ratios(rounds: list[dict[str, dict[str, float]]], key: str) -> list[float]:
+    """authpairs / bare of ``key`` within each round (the two ran back to back)."""
+    return [r["authpairs"][key] / r["bare httpx"][key] for r in rounds
+            if "authpairs" in r and "bare httpx" in r]
+
+
 def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat: int,
-          concurrency: int) -> str:
+          concurrency: int, rounds: list[dict[str, dict[str, float]]]) -> str:
     """Markdown results."""
     floor = best["bare httpx"]["seconds"]
     cpu_floor = best["bare httpx"]["cpu_s"]
     ours = best["authpairs"]["seconds"] / floor
     ours_cpu = best["authpairs"]["cpu_s"] / cpu_floor
-    verdict = "met" if ours <= 1.05 else "missed"
+    paired = paired_ratios(rounds, "seconds")
+    median = statistics.median(paired)
+    verdict = "met" if max(ours, median) <= 1.05 else "missed"
     lines = [f"### Overhead next to Inspect AI ({datetime.now(UTC):%Y-%m-%d}, {n} rendered "
              f"prompts, stub server on 127.0.0.1, concurrency {concurrency}, best of {repeat}; "
              f"Inspect variants best of {inspect_repeat})",
@@ -184,7 +193,10 @@ def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat
                      f"{result['seconds'] / floor:.2f} | {result['cpu_s']:.2f} s | "
                      f"{result['cpu_s'] / cpu_floor:.2f} | {result['peak_rss_mib']:.0f} MiB |")
     lines += ["", f"Target: authpairs within 5% of the bare client (ratio <= 1.05): **{verdict}** "
-              f"(wall {ours:.2f}, client CPU {ours_cpu:.2f}). The stub does no work, so these are "
+              f"(best wall {ours:.2f}, best client CPU {ours_cpu:.2f}; median of the {len(paired)} "
+              f"back-to-back wall ratios {median:.2f}, range {min(paired):.2f}-{max(paired):.2f})."
+              " The verdict takes the larger of the best-of and the median ratio. "
+              "The stub does no work, so these are "
               "client-side costs; the stub process shares the machine's cores with the client. "
               "Client CPU time (user+sys of the client process while it ran) is less sensitive "
               "to other load on the machine than wall time."]
@@ -211,9 +223,11 @@ def main() -> None:
         return
     stub, base_url = start_stub()
     best: dict[str, dict[str, float]] = {}
+    rounds: list[dict[str, dict[str, float]]] = []
     try:
         chosen = [v for v in VARIANTS if v in args.variants.split(",")]
         for round_no in range(args.repeat):
+            rounds.append({})
             for name in chosen:
                 if name.startswith("inspect") and round_no >= args.inspect_repeat:
                     continue
@@ -222,6 +236,7 @@ def main() -> None:
                      str(args.cases), "--concurrency", str(args.concurrency), "--child", name,
                      base_url], check=True, capture_output=True, text=True).stdout
                 result = json.loads(out.strip().splitlines()[-1])
+                rounds[-1][name] = result
                 print(f"{name}: {result['seconds']:.2f} s, CPU {result['cpu_s']:.2f} s, "
                       f"{result['peak_rss_mib']:.0f} MiB", file=sys.stderr)
                 if name not in best or result["seconds"] < best[name]["seconds"]:
@@ -229,7 +244,7 @@ def main() -> None:
     finally:
         stub.terminate()
         stub.wait(timeout=10)
-    text = table(best, args.cases, args.repeat, args.inspect_repeat, args.concurrency)
+    text = table(best, args.cases, args.repeat, args.inspect_repeat, args.concurrency, rounds)
     print(text)
     if args.write:
         (HERE / "results" / "inspect_overhead.md").write_text(text, encoding="utf-8")

@@ -7,8 +7,9 @@ average, prompt/output tokens and per-case latency, and compares the decisions a
 the repeats (determinism).
 
 On a shared machine the wall time is inflated by the other jobs; the server's CPU time is not
-(much): with one server thread and one case in flight the server computes one case after another,
-so ``server CPU + harness CPU + start-up`` estimates the wall time on a quiet machine.
+(much): with one case in flight the server computes one case after another, so
+``server CPU / server threads + harness CPU`` estimates the wall time on a quiet machine (a lower
+bound with several threads: they also wait for each other).
 
     python bench/bench_main_job.py                       # 40 cases, twice, print
     python bench/bench_main_job.py --limit 8 --repeats 2 # a slice
@@ -60,10 +61,13 @@ class JobMeasure:
     latencies: list[float] = field(default_factory=list)
     finish_reasons: dict[str, int] = field(default_factory=dict)
 
+    server_threads: int = 1
+
     @property
     def quiet_estimate_s(self) -> float:
-        """Wall time expected on a quiet machine: the CPU both processes actually needed."""
-        return self.harness_cpu_s + self.server_cpu_s
+        """Wall time expected on a quiet machine: the CPU both processes needed, the server's
+        spread over its threads."""
+        return self.harness_cpu_s + self.server_cpu_s / self.server_threads
 
     @property
     def output_tokens_per_server_cpu_s(self) -> float:
@@ -109,7 +113,8 @@ def run_main_job(config: RunConfig) -> JobMeasure:
                     and c.dispatch.value == ("ALLOW" if c.lawful else "BLOCK")),
         input_tokens=[c.input_tokens for c in cases],
         output_tokens=[c.output_tokens for c in cases],
-        latencies=[c.latency_s for c in cases], finish_reasons=finish)
+        latencies=[c.latency_s for c in cases], finish_reasons=finish,
+        server_threads=getattr(config.reviewer.backend, "n_threads", None) or 1)
 
 
 def _row(index: int, m: JobMeasure) -> str:
@@ -127,7 +132,8 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
     same_decisions = all(m.decisions == measures[0].decisions for m in measures)
     same_outputs = all(m.outputs == measures[0].outputs for m in measures)
     backend = config.reviewer.backend.model_dump(mode="json")
-    setting = {k: backend.get(k) for k in ("n_parallel", "n_threads", "extra_body")}
+    setting = {k: backend.get(k) for k in ("n_parallel", "n_threads", "speculative",
+                                           "extra_body")}
     lines = [
         f"## Main job: `authpairs run --config configs/local-smollm2.yaml` ({n} cases)",
         "",
@@ -138,7 +144,7 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
         f"records file, fresh server each); settings {setting}, concurrency {config.concurrency}, "
         f"sampling {config.reviewer.sampling.model_dump(exclude_none=True)}"
         + (f", overrides {overrides}" if overrides else ""),
-        f"- Quiet estimate = harness CPU + server CPU (one server thread, one case in flight); "
+        f"- Quiet estimate = harness CPU + server CPU / server threads (one case in flight); "
         f"target <= {TARGET_S:.0f} s on 2 cores.",
         (f"- Determinism: decisions {'identical' if same_decisions else 'DIFFERENT'}, raw "
          f"outputs {'identical' if same_outputs else 'DIFFERENT'} across the {len(measures)} runs."

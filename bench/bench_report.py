@@ -94,13 +94,8 @@ def write_study(folder: Path) -> tuple[Path, list[str]]:
                            manifest_sha256="bench-manifest",
                            versions={"authpairs": "bench", "python": platform.python_version()})
             store.open_run(info)
-            with store.transaction() as conn:
-                conn.executemany(
-                    "INSERT INTO case_records VALUES (?,?,?,?,?,?,?,?)",
-                    [(r.run_id, r.case_id, r.input_sha256, r.status.value,
-                      r.decision.value if r.decision else None, r.dispatch.value, r.label,
-                      r.model_dump_json())
-                     for r in _records(cell.run_id, rng, 0.6 + 0.015 * i)])
+            for record in _records(cell.run_id, rng, 0.6 + 0.015 * i):
+                store.add_case(record, [])
             ids.append(cell.run_id)
     return plan_path, ids
 

@@ -65,3 +65,23 @@ async def test_main_job_twice_from_scratch_gives_identical_decisions(tmp_path: P
     assert len(first[1]) == SLICE and all(first[2].values())
     assert first[1] == second[1]
     assert first[2] == second[2]
+
+
+def test_speculative_decoding_is_part_of_the_identity_only_when_on() -> None:
+    assert "speculative" not in LocalBackendConfig().identity()  # old hashes stay valid
+    on = LocalBackendConfig(speculative="ngram-map-k")
+    assert on.identity()["speculative"] == "ngram-map-k"
+    assert LocalServerBackend.from_config(on).describe()["speculative"] == "ngram-map-k"
+
+
+def test_every_speculative_choice_is_a_llama_cpp_type() -> None:
+    import typing
+
+    import xllamacpp
+
+    from authpairs.backends.llama_server_main import SPECULATIVE_TYPES
+
+    field = LocalBackendConfig.model_fields["speculative"].annotation
+    assert set(typing.get_args(field)) == set(SPECULATIVE_TYPES)
+    for name in SPECULATIVE_TYPES.values():
+        assert hasattr(xllamacpp.common_speculative_type, name)

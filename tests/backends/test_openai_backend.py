@@ -55,13 +55,15 @@ async def test_payload_carries_sampling_schema_and_extra_body() -> None:
 async def test_requests_are_spread_over_endpoints() -> None:
     hosts: list[str] = []
 
+    import asyncio
+
     async def handler(request: httpx.Request) -> httpx.Response:
         hosts.append(request.url.host)
+        await asyncio.sleep(0.01)  # requests overlap, as over a network
         return httpx.Response(200, json=BODY)
 
     backend = OpenAIBackend(["http://a/v1", "http://b/v1"], "m", concurrency_per_endpoint=1,
                             transport=httpx.MockTransport(handler))
-    import asyncio
 
     async with backend:
         await asyncio.gather(*(backend.complete(REQUEST, SamplingConfig()) for _ in range(6)))

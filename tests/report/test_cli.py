@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from authpairs.cli import app
+from authpairs.commands.report import spread_values
 from tests.report.conftest import RecordedRuns
 
 runner = CliRunner()
@@ -22,6 +23,28 @@ def test_report_command_writes_the_page(recorded: RecordedRuns, tmp_path: Path) 
     assert f"report: {out / 'report.html'}" in result.output
     assert f"run '{recorded.incomplete}' is incomplete" in result.output
     assert (out / "tables" / "compositions.csv").is_file()
+
+
+def test_compose_takes_space_separated_runs(recorded: RecordedRuns, tmp_path: Path) -> None:
+    """The issue's form ``--compose R1 R2 R3``: every value up to the next option."""
+    out = tmp_path / "r"
+    result = runner.invoke(app, ["report", "allow", "block", "--records", str(recorded.db),
+                                 "--compose", "loose-s0", "block", "allow", "--out", str(out),
+                                 "--draws", "200"])
+    assert result.exit_code == 0, result.output
+    with (out / "tables" / "compositions.csv").open() as handle:
+        orders = {row["order"] for row in csv.DictReader(handle)}
+    assert len(orders) == 15  # 3 single + 6 pairs + 6 triples of three reviewers
+    assert "loose-s0 -> block -> allow" in orders
+
+
+def test_spread_values() -> None:
+    assert spread_values(["A", "--compose", "R1", "R2", "--out", "D", "R3"], ["--compose"]) == [
+        "A", "--compose", "R1", "--compose", "R2", "--out", "D", "R3"]
+    assert spread_values(["--compose=R1", "R2"], ["--compose"]) == ["--compose=R1", "R2"]
+    assert spread_values(["--compose", "R1", "--", "R2"], ["--compose"]) == [
+        "--compose", "R1", "--", "R2"]
+    assert spread_values(["--compose", "R1,R2"], ["--compose"]) == ["--compose", "R1,R2"]
 
 
 def test_report_bad_input_names_the_run(recorded: RecordedRuns, tmp_path: Path) -> None:

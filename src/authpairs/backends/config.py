@@ -96,13 +96,22 @@ class LocalBackendConfig(BackendConfigBase):
     n_parallel: int = Field(default=2, ge=1, description="Parallel decoding slots.")
     n_threads: int | None = Field(
         default=None, description="CPU threads (default: all cores but one, at most 8).")
+    speculative: Literal["none", "ngram-simple", "ngram-map-k", "ngram-mod"] = Field(
+        default="none", description="llama.cpp's draft-free speculative decoding: tokens are "
+        "drafted from n-grams already in the prompt or output and checked by the model in one "
+        "batch (faster when answers quote their input; answers may differ from 'none').")
 
     factory: ClassVar[str] = "authpairs.backends.local_server:LocalServerBackend.from_config"
 
     def identity(self) -> dict[str, Any]:
-        """Model file, context, threads and slots (llama.cpp's CPU answers depend on the thread
-        count and on which sequences are decoded together); not the deadline."""
-        return self.model_dump(mode="json", exclude={"deadline_s"})
+        """Model file, context, threads, slots and speculative decoding (llama.cpp's CPU answers
+        depend on the thread count, on which sequences are decoded together and on how many
+        tokens are checked in one batch); not the deadline. ``speculative: none`` is left out, so
+        configurations written before the field existed keep their hash."""
+        identity = self.model_dump(mode="json", exclude={"deadline_s"})
+        if identity["speculative"] == "none":
+            del identity["speculative"]
+        return identity
 
 
 class ReplayBackendConfig(BackendConfigBase):

@@ -11,6 +11,12 @@ import os
 import signal
 import threading
 
+#: ``--speculative`` choices -> llama.cpp's speculative decoding types (no draft model needed).
+SPECULATIVE_TYPES = {"none": "COMMON_SPECULATIVE_TYPE_NONE",
+                     "ngram-simple": "COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE",
+                     "ngram-map-k": "COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K",
+                     "ngram-mod": "COMMON_SPECULATIVE_TYPE_NGRAM_MOD"}
+
 
 def _watch_parent(parent_pid: int, stop: threading.Event) -> None:
     while not stop.wait(0.5):
@@ -30,6 +36,11 @@ def main() -> None:
                         help="never reuse a previous request's KV cache (neither the slot's "
                              "own prefix nor the host-memory prompt cache): every request is "
                              "computed from an empty cache, independent of what ran before")
+    parser.add_argument("--speculative", default="none",
+                        choices=sorted(SPECULATIVE_TYPES),
+                        help="draft-free speculative decoding from n-grams of the prompt and the "
+                             "output so far (greedy output is unchanged in kind: every drafted "
+                             "token is checked by the model)")
     args = parser.parse_args()
 
     stop = threading.Event()
@@ -50,6 +61,9 @@ def main() -> None:
     if args.no_prompt_cache:
         params.cache_prompt = False
         params.cache_ram_mib = 0
+    if args.speculative != "none":
+        kind = getattr(xllamacpp.common_speculative_type, SPECULATIVE_TYPES[args.speculative])
+        params.speculative.types = [kind]
     server = xllamacpp.Server(params)
     stop.wait()
     # In-flight generations are abandoned on purpose: the run has ended or died. The server's

@@ -75,7 +75,7 @@ class LocalServerBackend:
     def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
                  n_threads: int | None = None, deadline_s: float = 3600.0,
                  startup_timeout_s: float = 120.0,
-                 extra_body: dict[str, Any] | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, speculative: str = "none") -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
             raise BackendError(f"{self.gguf_path}: GGUF model file not found")
@@ -84,6 +84,7 @@ class LocalServerBackend:
         self.deadline_s = deadline_s
         self.startup_timeout_s = startup_timeout_s
         self.extra_body = extra_body or {}
+        self.speculative = speculative
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
@@ -105,14 +106,14 @@ class LocalServerBackend:
         return {"kind": self.name, "gguf": self.gguf_path.name,
                 "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
                 "n_parallel": self.n_parallel, "n_threads": self.n_threads,
-                "prompt_cache": self.prompt_cache}
+                "prompt_cache": self.prompt_cache, "speculative": self.speculative}
 
     @classmethod
     def from_config(cls, config: LocalBackendConfig) -> LocalServerBackend:
         """Build from a :class:`LocalBackendConfig` (the registered factory of kind 'local')."""
         return cls(config.gguf_path, n_ctx=config.n_ctx, n_parallel=config.n_parallel,
                    n_threads=config.n_threads, deadline_s=config.deadline_s,
-                   extra_body=config.extra_body)
+                   extra_body=config.extra_body, speculative=config.speculative)
 
     async def __aenter__(self) -> LocalServerBackend:
         self.start()
@@ -146,6 +147,8 @@ class LocalServerBackend:
                    "--threads", str(self.n_threads)]
         if not self.prompt_cache:
             command.append("--no-prompt-cache")
+        if self.speculative != "none":
+            command += ["--speculative", self.speculative]
         with self._log_path.open("wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)

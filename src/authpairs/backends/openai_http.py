@@ -211,10 +211,9 @@ class OpenAIBackend:
                 payload = build_payload(self.model, request, sampling, self.extra_body,
                                         self.param_names)
                 try:
-                    reply = await asyncio.wait_for(
-                        self._client.post(f"{endpoint.base_url}/{completion_path(request)}",
-                                          json=payload),
-                        timeout=self.deadline_s)
+                    async with asyncio.timeout(self.deadline_s):  # no extra task per request
+                        reply = await self._client.post(
+                            f"{endpoint.base_url}/{completion_path(request)}", json=payload)
                 except TimeoutError as exc:
                     raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
                                          f"within the {self.deadline_s:g} s deadline") from exc

@@ -114,8 +114,13 @@ class Dataset:
 
     def manifest(self) -> Manifest:
         """Compute this dataset's :class:`Manifest`."""
-        pairs = sorted((c.case_id, c.public_sha256()) for c in self.cases)
-        full = sorted((c.case_id, c.case_sha256()) for c in self.cases)
+        pairs, full = [], []
+        for case in self.cases:  # one dump per case serves both hashes
+            data = case.model_dump(mode="json")
+            pairs.append((case.case_id, sha256_hex(data["public"])))
+            full.append((case.case_id, sha256_hex(data)))
+        pairs.sort()
+        full.sort()
         return Manifest(self.name, len(self.cases), sha256_hex(pairs), sha256_hex(full))
 
     def write_jsonl(self, path: str | Path) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, ClassVar
 
 import typer
+from typer.core import TyperCommand
 
 from authpairs.analysis.compare import ComparisonError
 from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
@@ -34,6 +36,36 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def spread_values(args: Sequence[str], options: Sequence[str]) -> list[str]:
+    """Repeat each of ``options`` before every value that follows it up to the next option:
+    ``--compose R1 R2 R3 --out D`` becomes ``--compose R1 --compose R2 --compose R3 --out D``.
+    Everything after ``--`` is left as it is."""
+    out: list[str] = []
+    spreading: str | None = None
+    for position, arg in enumerate(args):
+        if arg == "--":
+            return out + list(args[position:])
+        if arg.startswith("-") and arg != "-":
+            spreading = arg if arg in options else None
+        elif spreading is not None and out[-1] != spreading:
+            out.append(spreading)
+        out.append(arg)
+    return out
+
+
+class MultiValueCommand(TyperCommand):
+    """A command whose :attr:`multi_value_options` take every value up to the next option
+    (click options take a fixed number of values; this spreads them before parsing)."""
+
+    multi_value_options: ClassVar[tuple[str, ...]] = ("--compose",)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: the click Context
+        """Spread the multi-value options, then parse as usual."""
+        result: list[str] = super().parse_args(
+            ctx, spread_values(args, self.multi_value_options))
+        return result
+
+
 def write_report(request: ReportRequest) -> Path:
     """Build the report and print where it is; bad input exits 2 with a message naming it."""
     try:
@@ -52,7 +84,7 @@ def write_report(request: ReportRequest) -> Path:
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the ``report`` command to the CLI."""
 
-    @app.command(help=REPORT_HELP)
+    @app.command(help=REPORT_HELP, cls=MultiValueCommand)
     def report(
         runs: Annotated[list[str] | None, typer.Argument(
             help="Runs: RUN_ID or PATH::RUN_ID.")] = None,
@@ -68,7 +100,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = None,
         compose: Annotated[list[str] | None, typer.Option(
             "--compose", help="Reviewer runs for the all-must-allow composition: "
-            "--compose R1,R2,R3 (or repeat the option).")] = None,
+            "--compose R1 R2 R3 (every value up to the next option; R1,R2,R3 and a repeated "
+            "option work too). Give the report's RUN arguments before it.")] = None,
         grid_file: Annotated[Path | None, typer.Option(
             "--grid", help="Cost-grid axes YAML (as for `compose --grid`).")] = None,
         draws: Annotated[int, typer.Option(help="Bootstrap draws.")] = DEFAULT_DRAWS,

@@ -1,12 +1,14 @@
 """Async orchestration of one run: bounded concurrency, one formal attempt per case, resume.
 
 For each case that has no record yet in the run: claim it (so a second process on the same run
-never reviews it too), render the public case, ask the reviewer, retry *transport* failures only
-(recorded as infrastructure attempts, honouring a bounded ``Retry-After``), copy the raw output
-into the formal attempt, parse it (a parser that raises still yields an *unavailable* outcome),
-dispatch it to the enforcement point (if any), and store the case record with its attempts in
-one transaction. A case whose transport failures exhaust the retries gets no case record -- it
-is never scored as a decision -- and a later re-run of the same command tries it again.
+never reviews it too; claims are taken a block of ``concurrency`` cases per transaction),
+render the public case, ask the reviewer, retry *transport* failures only (recorded as
+infrastructure attempts, honouring a bounded ``Retry-After``), copy the raw output into the
+formal attempt, parse it (a parser that raises still yields an *unavailable* outcome), dispatch
+it to the enforcement point (if any), and store the case record with its attempts atomically
+(finished cases are stored in batches by :class:`~authpairs.runs.writer.RecordWriter`, one
+transaction per batch). A case whose transport failures exhaust the retries gets no case record
+-- it is never scored as a decision -- and a later re-run of the same command tries it again.
 
 Every retry is logged (logger ``authpairs.runs``) with its cause and shown on the progress line.
 """
@@ -14,8 +16,10 @@ Every retry is logged (logger ``authpairs.runs``) with its cause and shown on th
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +31,7 @@ from authpairs.review.reviewers import Reviewer
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.records import AttemptRecord, CaseRecord
 from authpairs.runs.store import RecordStore
+from authpairs.runs.writer import RecordWriter
 
 log = logging.getLogger("authpairs.runs")
 
@@ -154,7 +159,6 @@ class RunOrchestrator:
         done = self.store.done_case_ids(self.run_id)
         pending = [c for c in cases if c.case_id not in done]
         state = RunProgress(self.run_id, total=len(cases), already_done=len(cases) - len(pending))
-        semaphore = asyncio.Semaphore(self.concurrency)
         display: ProgressDisplay = progress if progress is not None else (
             RichProgress() if show_progress else SilentProgress())
 
@@ -163,34 +167,67 @@ class RunOrchestrator:
 
         self.on_retry = on_retry
 
-        async def one(case: Case) -> None:
-            async with semaphore:
-                if not self.store.claim(self.run_id, case.case_id, self.lease_s):
-                    if case.case_id in self.store.done_case_ids(self.run_id):
-                        state.recorded_elsewhere += 1
-                    else:
-                        state.claimed_elsewhere.append(case.case_id)
-                    display.advance()
-                    return
+        def on_stored(record: CaseRecord, stored: bool) -> None:
+            if not stored:  # another process on the same run recorded it first
+                state.recorded_elsewhere += 1
+            else:
+                state.completed_now += 1
+                display.note(None)
+                if record.effect is not None and not record.effect.audit_ok:
+                    state.audit_failures.append(record.case_id)
+                if self.on_case is not None:
+                    self.on_case(record)
+            display.advance()
+
+        writer = RecordWriter(self.store, on_stored, batch_size=self.concurrency)
+        unclaimed = iter(pending)
+        claimed: deque[Case] = deque()
+
+        def next_case() -> Case | None:
+            """The next case this process holds a claim on; claims a block of ``concurrency``
+            cases in one transaction whenever the held ones are handed out."""
+            while not claimed:
+                block = list(itertools.islice(unclaimed, self.concurrency))
+                if not block:
+                    return None
+                held = set(self.store.claim_many(self.run_id, [c.case_id for c in block],
+                                                 self.lease_s))
+                claimed.extend(c for c in block if c.case_id in held)
+                if len(held) < len(block):
+                    recorded = self.store.done_case_ids(self.run_id)
+                    for case in block:
+                        if case.case_id in recorded:
+                            state.recorded_elsewhere += 1
+                        elif case.case_id not in held:
+                            state.claimed_elsewhere.append(case.case_id)
+                        else:
+                            continue
+                        display.advance()
+            return claimed.popleft()
+
+        async def worker() -> None:
+            while (case := next_case()) is not None:
                 record, attempts = await self.review_case(case)
-            if record is None:
+                if record is not None:
+                    writer.add(record, attempts)
+                    continue
                 self.store.add_attempts(attempts)
                 self.store.release(self.run_id, case.case_id)
                 state.infrastructure_failed.append(case.case_id)
                 last = next((a.error for a in reversed(attempts) if a.error), None)
                 state.infrastructure_causes[case.case_id] = short_cause(last or "")
-            elif self.store.add_case(record, attempts):
-                state.completed_now += 1
-                display.note(None)
-                if record.effect is not None and not record.effect.audit_ok:
-                    state.audit_failures.append(case.case_id)
-                if self.on_case is not None:
-                    self.on_case(record)
-            display.advance()
+                display.advance()
 
         display.start(self.run_id, len(cases), state.already_done)
+        flusher = asyncio.ensure_future(writer.flush_when_due())
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, self.concurrency))]
         try:
-            await asyncio.gather(*(one(c) for c in pending))
+            await asyncio.gather(*workers)
         finally:
-            display.close()
+            for task in (*workers, flusher):  # on an error, the other workers stop too
+                task.cancel()
+            try:
+                writer.flush()  # what finished is stored, even when the run stops on an error
+            finally:
+                display.close()
         return state

@@ -327,24 +327,35 @@ class RecordStore:
     def claim(self, run_id: str, case_id: str, lease_s: float) -> bool:
         """Claim a case for this store's owner; False when it is recorded or claimed by a live
         owner. A claim whose process is gone (same host) or whose lease ran out is taken over."""
+        return bool(self.claim_many(run_id, [case_id], lease_s))
+
+    def claim_many(self, run_id: str, case_ids: list[str], lease_s: float) -> list[str]:
+        """Claim several cases in one transaction (as :meth:`claim` does one); returns the ids
+        this owner now holds, in the order given."""
         host = socket.gethostname()
 
-        def attempt() -> bool:
+        def attempt() -> list[str]:
+            claimed: list[str] = []
+            now = time.time()
             with self.transaction() as conn:
-                if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
-                                (run_id, case_id)).fetchone():
-                    return False
-                row = conn.execute("SELECT owner, host, pid, expires FROM claims "
-                                   "WHERE run_id=? AND case_id=?", (run_id, case_id)).fetchone()
-                if row is not None and row[0] != self.owner and row[3] > time.time() and (
-                        row[1] != host or pid_alive(int(row[2]))):
-                    return False
-                conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
-                             (run_id, case_id, self.owner, host, os.getpid(),
-                              time.time() + lease_s))
-                return True
+                for case_id in case_ids:
+                    if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
+                                    (run_id, case_id)).fetchone():
+                        continue
+                    row = conn.execute("SELECT owner, host, pid, expires FROM claims "
+                                       "WHERE run_id=? AND case_id=?",
+                                       (run_id, case_id)).fetchone()
+                    if row is not None and row[0] != self.owner and row[3] > now and (
+                            row[1] != host or pid_alive(int(row[2]))):
+                        continue
+                    conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
+                                 (run_id, case_id, self.owner, host, os.getpid(),
+                                  now + lease_s))
+                    claimed.append(case_id)
+            return claimed
 
-        return _patiently(attempt, f"{self.path}: claiming case '{case_id}'")
+        what = f"case '{case_ids[0]}'" if len(case_ids) == 1 else f"{len(case_ids)} cases"
+        return _patiently(attempt, f"{self.path}: claiming {what}")
 
     def release(self, run_id: str, case_id: str) -> None:
         """Drop this owner's claim on a case (after infrastructure failures)."""
@@ -386,19 +397,39 @@ class RecordStore:
     def add_case(self, record: CaseRecord, attempts: list[AttemptRecord]) -> bool:
         """Store one scored case with its attempts atomically. Returns False (and stores nothing)
         when the case already has a record in this run."""
-        def write() -> bool:
-            with self.transaction() as conn:
-                if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
-                                (record.run_id, record.case_id)).fetchone():
-                    return False
-                entries: list[tuple[str, BaseModelLike]] = [("case", record)]
-                entries += [("attempt", a) for a in attempts]
-                self._append(conn, record.run_id, entries)
-                conn.execute("DELETE FROM claims WHERE run_id=? AND case_id=?",
-                             (record.run_id, record.case_id))
-            return True
+        return self.add_cases([(record, attempts)])[0]
 
-        return _patiently(write, f"{self.path}: storing case '{record.case_id}'")
+    def add_cases(self, items: list[tuple[CaseRecord, list[AttemptRecord]]]) -> list[bool]:
+        """Store several scored cases with their attempts in one transaction (all or none),
+        each as :meth:`add_case` would, in the order given; one flag per item (False: that case
+        already had a record, and nothing of it was stored)."""
+        if not items:
+            return []
+
+        def write() -> list[bool]:
+            stored: list[bool] = []
+            entries: dict[str, list[tuple[str, BaseModelLike]]] = {}  # per run, in order
+            keys: list[tuple[str, str]] = []
+            with self.transaction() as conn:
+                for record, attempts in items:
+                    key = (record.run_id, record.case_id)
+                    if key in keys or conn.execute(
+                            "SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
+                            key).fetchone():
+                        stored.append(False)
+                        continue
+                    keys.append(key)
+                    chain = entries.setdefault(record.run_id, [])
+                    chain.append(("case", record))
+                    chain += [("attempt", a) for a in attempts]
+                    stored.append(True)
+                for run_id, run_entries in entries.items():
+                    self._append(conn, run_id, run_entries)
+                conn.executemany("DELETE FROM claims WHERE run_id=? AND case_id=?", keys)
+            return stored
+
+        what = f"case '{items[0][0].case_id}'" if len(items) == 1 else f"{len(items)} cases"
+        return _patiently(write, f"{self.path}: storing {what}")
 
     def add_attempts(self, attempts: list[AttemptRecord]) -> None:
         """Store attempts that produced no case record (exhausted infrastructure retries)."""
