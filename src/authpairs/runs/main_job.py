@@ -2,7 +2,8 @@
 
 These values equal ``configs/local-smollm2.yaml`` (a test keeps them equal). Some only make
 sense for the embedded SmolLM2 server, so they apply only while the backend is the local one:
-the backend's own settings (``n_ctx``, ``n_parallel``, ``n_threads``) and ``repetition_penalty``
+the backend's own settings (``n_ctx``, ``n_parallel``, ``n_threads``, ``speculative``) and
+``repetition_penalty``
 (which keeps the tiny model from looping inside the JSON schema). With ``--backend openai`` or
 ``--backend replay`` the backend section is just that kind and no repetition penalty is sent
 unless ``--repetition-penalty`` is given. With another ``--dataset`` the split is the dataset's
@@ -19,7 +20,8 @@ MAIN_JOB: dict[str, Any] = {
     "split": "dev",
     "reviewer": {
         "interface": "schema",
-        "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 1, "n_threads": 1},
+        "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 1, "n_threads": 2,
+                    "speculative": "ngram-map-k"},
         "sampling": {"temperature": 0.0, "seed": 7, "max_tokens": 2048,
                      "repetition_penalty": 1.3},
     },
@@ -30,7 +32,7 @@ MAIN_JOB: dict[str, Any] = {
 """The main job (``configs/local-smollm2.yaml``) as plain data."""
 
 LOCAL_ONLY = ("reviewer.backend.n_ctx", "reviewer.backend.n_parallel", "reviewer.backend.n_threads",
-              "reviewer.sampling.repetition_penalty")
+              "reviewer.backend.speculative", "reviewer.sampling.repetition_penalty")
 """Main-job settings that apply only with the embedded local backend."""
 
 
