@@ -87,8 +87,9 @@ def _optional_text(value: object, where: str) -> str | None:
                          "not a string")
 
 
-def parse_completion(body: object) -> ChatResponse:
-    """Read text, reasoning, finish reason and token counts from a chat-completions body.
+def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = "") -> ChatResponse:
+    """Read text, reasoning, finish reason and token counts from a chat-completions body
+    (``latency_s`` and ``endpoint`` say how long it took and which server answered).
 
     Any body that does not have the documented shape -- no ``choices`` list, a choice that is
     not an object, ``message`` missing or null, list-type ``content``, non-numeric ``usage`` --
@@ -124,6 +125,7 @@ def parse_completion(body: object) -> ChatResponse:
         input_tokens=_count(usage, "prompt_tokens", "usage"),
         output_tokens=_count(usage, "completion_tokens", "usage"),
         reasoning_tokens=_count(details, "reasoning_tokens", "usage.completion_tokens_details"),
+        latency_s=latency_s, endpoint=endpoint,
     )
 
 
@@ -169,8 +171,12 @@ class OpenAIBackend:
         self.param_names = dict(param_names or {})
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(headers=headers, transport=transport,
-                                         timeout=httpx.Timeout(deadline_s))
+        # The pool holds no more connections than requests can be in flight: a larger pool
+        # opens spare connections that every request then scans (httpcore's pool is linear).
+        pool = concurrency_per_endpoint * len(self._endpoints)
+        self._client = httpx.AsyncClient(
+            headers=headers, transport=transport, timeout=httpx.Timeout(deadline_s),
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool))
 
     @classmethod
     def from_config(cls, config: OpenAIBackendConfig) -> OpenAIBackend:
@@ -235,7 +241,6 @@ class OpenAIBackend:
         except (ValueError, RecursionError) as exc:
             raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
         try:
-            response = parse_completion(body)
+            return parse_completion(body, latency_s=elapsed, endpoint=endpoint.base_url)
         except TransportError as exc:
             raise TransportError(f"{endpoint.base_url}: {exc}") from exc
-        return response.model_copy(update={"latency_s": elapsed, "endpoint": endpoint.base_url})

@@ -27,6 +27,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
+        auto_reload=False,  # packaged files: no stat() of the template on every render
     )
     env.filters["tojson_sorted"] = _tojson_sorted
     return env

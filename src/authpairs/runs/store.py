@@ -372,6 +372,8 @@ class RecordStore:
         if row is None:
             raise RecordStoreError(f"{self.path}: no run '{run_id}' (open it first)")
         head, length = str(row[0]), int(row[1])
+        cases: list[tuple[object, ...]] = []
+        attempts: list[tuple[object, ...]] = []
         for kind, record in entries:
             text = stored_json(record)
             content = text_sha256(text)
@@ -379,20 +381,39 @@ class RecordStore:
             length += 1
             if kind == "case":
                 assert isinstance(record, CaseRecord)
-                conn.execute(
-                    "INSERT INTO case_records VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                cases.append(
                     (record.run_id, record.case_id, record.input_sha256, record.status.value,
                      record.decision.value if record.decision else None, record.dispatch.value,
                      record.label, text, length, content, head))
             else:
                 assert isinstance(record, AttemptRecord)
-                conn.execute(
-                    "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, "
-                    "record_json, seq, content_sha256, chain_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
+                attempts.append(
                     (record.run_id, record.case_id, record.attempt_no, record.kind,
                      record.input_sha256, text, length, content, head))
+        conn.executemany("INSERT INTO case_records VALUES (?,?,?,?,?,?,?,?,?,?,?)", cases)
+        conn.executemany(
+            "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, "
+            "record_json, seq, content_sha256, chain_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
+            attempts)
         conn.execute("UPDATE runs SET chain_head=?, chain_length=? WHERE run_id=?",
                      (head, length, run_id))
+
+    @staticmethod
+    def _recorded(conn: sqlite3.Connection,
+                  keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of ``keys`` (run id, case id) already have a case record: one query per run."""
+        found: set[tuple[str, str]] = set()
+        by_run: dict[str, list[str]] = {}
+        for run_id, case_id in keys:
+            by_run.setdefault(run_id, []).append(case_id)
+        for run_id, case_ids in by_run.items():
+            for start in range(0, len(case_ids), 500):  # well under SQLite's variable limit
+                chunk = case_ids[start:start + 500]
+                rows = conn.execute(
+                    "SELECT case_id FROM case_records WHERE run_id=? AND case_id IN "
+                    f"({','.join('?' * len(chunk))})", (run_id, *chunk))
+                found.update((run_id, str(row[0])) for row in rows)
+        return found
 
     def add_case(self, record: CaseRecord, attempts: list[AttemptRecord]) -> bool:
         """Store one scored case with its attempts atomically. Returns False (and stores nothing)
@@ -409,16 +430,15 @@ class RecordStore:
         def write() -> list[bool]:
             stored: list[bool] = []
             entries: dict[str, list[tuple[str, BaseModelLike]]] = {}  # per run, in order
-            keys: list[tuple[str, str]] = []
+            keys: set[tuple[str, str]] = set()
             with self.transaction() as conn:
+                recorded = self._recorded(conn, [(r.run_id, r.case_id) for r, _ in items])
                 for record, attempts in items:
                     key = (record.run_id, record.case_id)
-                    if key in keys or conn.execute(
-                            "SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
-                            key).fetchone():
+                    if key in keys or key in recorded:
                         stored.append(False)
                         continue
-                    keys.append(key)
+                    keys.add(key)
                     chain = entries.setdefault(record.run_id, [])
                     chain.append(("case", record))
                     chain += [("attempt", a) for a in attempts]
