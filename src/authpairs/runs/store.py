@@ -335,27 +335,40 @@ class RecordStore:
         host = socket.gethostname()
 
         def attempt() -> list[str]:
-            claimed: list[str] = []
             now = time.time()
             with self.transaction() as conn:
-                for case_id in case_ids:
-                    if conn.execute("SELECT 1 FROM case_records WHERE run_id=? AND case_id=?",
-                                    (run_id, case_id)).fetchone():
-                        continue
-                    row = conn.execute("SELECT owner, host, pid, expires FROM claims "
-                                       "WHERE run_id=? AND case_id=?",
-                                       (run_id, case_id)).fetchone()
-                    if row is not None and row[0] != self.owner and row[3] > now and (
-                            row[1] != host or pid_alive(int(row[2]))):
-                        continue
-                    conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
-                                 (run_id, case_id, self.owner, host, os.getpid(),
-                                  now + lease_s))
-                    claimed.append(case_id)
+                recorded = self._recorded(conn, [(run_id, c) for c in case_ids])
+                holders = self._claim_rows(conn, run_id, case_ids)
+                claimed = [case_id for case_id in case_ids
+                           if (run_id, case_id) not in recorded
+                           and not self._held_elsewhere(holders.get(case_id), host, now)]
+                conn.executemany("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
+                                 [(run_id, case_id, self.owner, host, os.getpid(),
+                                   now + lease_s) for case_id in claimed])
             return claimed
 
         what = f"case '{case_ids[0]}'" if len(case_ids) == 1 else f"{len(case_ids)} cases"
         return _patiently(attempt, f"{self.path}: claiming {what}")
+
+    def _held_elsewhere(self, row: tuple[str, str, int, float] | None, host: str,
+                        now: float) -> bool:
+        """True when a claim row belongs to another owner that is still live: its lease has
+        not run out and its process is on another host or still running on this one."""
+        return row is not None and row[0] != self.owner and row[3] > now and (
+            row[1] != host or pid_alive(int(row[2])))
+
+    @staticmethod
+    def _claim_rows(conn: sqlite3.Connection, run_id: str,
+                    case_ids: list[str]) -> dict[str, tuple[str, str, int, float]]:
+        """The claim rows (owner, host, pid, expires) of ``case_ids`` in ``run_id``."""
+        rows: dict[str, tuple[str, str, int, float]] = {}
+        for start in range(0, len(case_ids), 500):  # well under SQLite's variable limit
+            chunk = case_ids[start:start + 500]
+            for case_id, *row in conn.execute(
+                    "SELECT case_id, owner, host, pid, expires FROM claims WHERE run_id=? AND "
+                    f"case_id IN ({','.join('?' * len(chunk))})", (run_id, *chunk)):
+                rows[str(case_id)] = (str(row[0]), str(row[1]), int(row[2]), float(row[3]))
+        return rows
 
     def release(self, run_id: str, case_id: str) -> None:
         """Drop this owner's claim on a case (after infrastructure failures)."""
