@@ -32,6 +32,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 VARIANTS = ("bare httpx", "authpairs", "inspect: authpairs/cases", "inspect: generate only")
+NO_HTTP = "authpairs work without HTTP"
 SUPPRESSED_WARNINGS = "ignore::DeprecationWarning"
 
 
@@ -84,6 +85,56 @@ def _authpairs(base_url: str, dataset: Any, concurrency: int, tmp: Path) -> int:
     return state.completed_now
 
 
+class _InstantBackend:
+    """Answers every request at once, in process: what is left of a run is authpairs' own work."""
+
+    name = "instant"
+
+    async def __aenter__(self) -> _InstantBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.name}
+
+    async def complete(self, request: Any, sampling: Any) -> Any:
+        from authpairs.backends.base import ChatResponse
+
+        return ChatResponse(text='{"decision": "BLOCK"}', finish_reason="stop",
+                            input_tokens=400, output_tokens=7)
+
+
+def work_without_http(n: int, concurrency: int) -> dict[str, float]:
+    """CPU per prompt of rendering alone and of a whole authpairs run over an instant backend
+    (render, hash, parse, records, claims, manifest): their difference is what authpairs adds
+    to each request beyond the HTTP client, free of the client's and the machine's noise."""
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.review.interfaces import get_interface
+    from authpairs.review.reviewers import ModelReviewer
+    from authpairs.runs.api import run_async
+    from authpairs.runs.config import RunConfig
+
+    dataset = _dataset(n)
+    interface = get_interface("direct")
+    started = time.process_time()
+    for case in dataset:
+        interface.render(case.public)
+    render = time.process_time() - started
+    with tempfile.TemporaryDirectory() as name:
+        config = RunConfig.model_validate({
+            "dataset": "generated", "split": "all", "enforce": False,
+            "concurrency": concurrency, "records": str(Path(name) / "records.sqlite"),
+            "run_id": "bench", "reviewer": {"baseline": "always-allow"}})
+        reviewer = ModelReviewer(interface, _InstantBackend(), SamplingConfig())
+        started = time.process_time()
+        asyncio.run(run_async(config, progress=False, dataset=dataset, reviewer=reviewer))
+        run = time.process_time() - started
+    return {"render_us": render / n * 1e6, "run_us": run / n * 1e6,
+            "added_us": (run - render) / n * 1e6}
+
+
 def _inspect(base_url: str, dataset: Any, concurrency: int, tmp: Path, scorer: bool) -> int:
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
@@ -130,6 +181,8 @@ def child(variant: str, base_url: str, n: int, concurrency: int) -> dict[str, fl
     import warnings
 
     warnings.simplefilter("ignore", DeprecationWarning)
+    if variant == NO_HTTP:
+        return work_without_http(n, concurrency)
     dataset = _dataset(n)
     _preload(variant)
     with tempfile.TemporaryDirectory() as name:
@@ -169,7 +222,8 @@ def paired_ratios(rounds: list[dict[str, dict[str, float]]], key: str) -> list[f
 
 
 def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat: int,
-          concurrency: int, rounds: list[dict[str, dict[str, float]]]) -> str:
+          concurrency: int, rounds: list[dict[str, dict[str, float]]],
+          work: list[dict[str, float]]) -> str:
     """Markdown results."""
     floor = best["bare httpx"]["seconds"]
     cpu_floor = best["bare httpx"]["cpu_s"]
@@ -200,6 +254,15 @@ def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat
               "client-side costs; the stub process shares the machine's cores with the client. "
               "Client CPU time (user+sys of the client process while it ran) is less sensitive "
               "to other load on the machine than wall time."]
+    if work:
+        added = statistics.median(w["added_us"] for w in work)
+        render = statistics.median(w["render_us"] for w in work)
+        per_request = best["bare httpx"]["cpu_s"] / n * 1e6
+        lines += ["", f"What authpairs adds per prompt, measured without HTTP (a run over an "
+                  f"instant in-process backend, minus rendering; median of {len(work)}): "
+                  f"**{added:.0f} us** (rendering, shared with the bare client: {render:.0f} "
+                  f"us), against {per_request:.0f} us of client CPU per request for bare httpx: "
+                  f"{added / per_request:.1%} of it."]
     return "\n".join(lines) + "\n"
 
 
@@ -224,6 +287,7 @@ def main() -> None:
     stub, base_url = start_stub()
     best: dict[str, dict[str, float]] = {}
     rounds: list[dict[str, dict[str, float]]] = []
+    work: list[dict[str, float]] = []
     try:
         chosen = [v for v in VARIANTS if v in args.variants.split(",")]
         for round_no in range(args.repeat):
@@ -241,10 +305,18 @@ def main() -> None:
                       f"{result['peak_rss_mib']:.0f} MiB", file=sys.stderr)
                 if name not in best or result["seconds"] < best[name]["seconds"]:
                     best[name] = result
+            if "authpairs" in chosen:
+                out = subprocess.run(
+                    [sys.executable, "-W", SUPPRESSED_WARNINGS, __file__, "--cases",
+                     str(args.cases), "--concurrency", str(args.concurrency), "--child", NO_HTTP,
+                     base_url], check=True, capture_output=True, text=True).stdout
+                work.append(json.loads(out.strip().splitlines()[-1]))
+                print(f"{NO_HTTP}: {work[-1]['added_us']:.0f} us per prompt", file=sys.stderr)
     finally:
         stub.terminate()
         stub.wait(timeout=10)
-    text = table(best, args.cases, args.repeat, args.inspect_repeat, args.concurrency, rounds)
+    text = table(best, args.cases, args.repeat, args.inspect_repeat, args.concurrency, rounds,
+                 work)
     print(text)
     if args.write:
         (HERE / "results" / "inspect_overhead.md").write_text(text, encoding="utf-8")

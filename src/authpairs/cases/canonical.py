@@ -12,6 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False)
+"""One encoder, reused (it keeps the cycle check: YAML aliases can make plain data cyclic)."""
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
@@ -21,9 +25,7 @@ def _plain(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """Return the canonical JSON text of ``value`` (a pydantic model or plain JSON data)."""
-    return json.dumps(
-        _plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _ENCODER.encode(_plain(value))
 
 
 def sha256_hex(value: Any) -> str:

@@ -24,10 +24,14 @@ from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOu
 __all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
 
 
+_STORED_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                                   allow_nan=False, check_circular=False)
+"""Reused for every record; records are never cyclic, so the cycle check is skipped."""
+
+
 def stored_json(model: BaseModel) -> str:
     """The canonical stored text of a record: sorted keys, compact, ASCII-only, finite numbers."""
-    return json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=True, allow_nan=False)
+    return _STORED_ENCODER.encode(model.model_dump(mode="json"))
 
 
 class CaseRecord(BaseModel):
