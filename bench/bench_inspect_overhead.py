@@ -85,32 +85,17 @@ def _authpairs(base_url: str, dataset: Any, concurrency: int, tmp: Path) -> int:
     return state.completed_now
 
 
-class _InstantBackend:
-    """Answers every request at once, in process: what is left of a run is authpairs' own work."""
-
-    name = "instant"
-
-    async def __aenter__(self) -> _InstantBackend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.name}
-
-    async def complete(self, request: Any, sampling: Any) -> Any:
-        from authpairs.backends.base import ChatResponse
-
-        return ChatResponse(text='{"decision": "BLOCK"}', finish_reason="stop",
-                            input_tokens=400, output_tokens=7)
+_INSTANT_ANSWER = '{"decision": "BLOCK"}'
 
 
 def work_without_http(n: int, concurrency: int) -> dict[str, float]:
-    """CPU per prompt of rendering alone and of a whole authpairs run over an instant backend
+    """CPU per prompt of rendering alone and of a whole authpairs run over a scripted backend
+    that answers at once
     (render, hash, parse, records, claims, manifest): their difference is what authpairs adds
     to each request beyond the HTTP client, free of the client's and the machine's noise."""
+    from authpairs.backends.base import ChatResponse
     from authpairs.backends.config import SamplingConfig
+    from authpairs.backends.scripted import ScriptedBackend
     from authpairs.review.interfaces import get_interface
     from authpairs.review.reviewers import ModelReviewer
     from authpairs.runs.api import run_async
@@ -127,7 +112,10 @@ def work_without_http(n: int, concurrency: int) -> dict[str, float]:
             "dataset": "generated", "split": "all", "enforce": False,
             "concurrency": concurrency, "records": str(Path(name) / "records.sqlite"),
             "run_id": "bench", "reviewer": {"baseline": "always-allow"}})
-        reviewer = ModelReviewer(interface, _InstantBackend(), SamplingConfig())
+        answer = ChatResponse(text=_INSTANT_ANSWER, finish_reason="stop", input_tokens=400,
+                              output_tokens=7)
+        reviewer = ModelReviewer(interface, ScriptedBackend(lambda request: answer),
+                                 SamplingConfig())
         started = time.process_time()
         asyncio.run(run_async(config, progress=False, dataset=dataset, reviewer=reviewer))
         run = time.process_time() - started

@@ -137,6 +137,17 @@ def _patiently(action: Callable[[], T], what: str) -> T:
         delay = min(delay * 2, 0.5)
 
 
+def _rows_for_cases(conn: sqlite3.Connection, select: str, run_id: str,
+                    case_ids: list[str]) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``select`` (``SELECT ... FROM table``) for ``case_ids`` of ``run_id``, a few
+    hundred ids per query (well under SQLite's limit on bound variables)."""
+    for start in range(0, len(case_ids), 500):
+        chunk = case_ids[start:start + 500]
+        yield from conn.execute(
+            f"{select} WHERE run_id=? AND case_id IN ({','.join('?' * len(chunk))})",
+            (run_id, *chunk))
+
+
 def writable(path: Path) -> bool:
     """True when this process may write ``path`` and its folder (else SQLite must open the file
     as immutable: it could not create the lock and WAL side files)."""
@@ -361,14 +372,10 @@ class RecordStore:
     def _claim_rows(conn: sqlite3.Connection, run_id: str,
                     case_ids: list[str]) -> dict[str, tuple[str, str, int, float]]:
         """The claim rows (owner, host, pid, expires) of ``case_ids`` in ``run_id``."""
-        rows: dict[str, tuple[str, str, int, float]] = {}
-        for start in range(0, len(case_ids), 500):  # well under SQLite's variable limit
-            chunk = case_ids[start:start + 500]
-            for case_id, *row in conn.execute(
-                    "SELECT case_id, owner, host, pid, expires FROM claims WHERE run_id=? AND "
-                    f"case_id IN ({','.join('?' * len(chunk))})", (run_id, *chunk)):
-                rows[str(case_id)] = (str(row[0]), str(row[1]), int(row[2]), float(row[3]))
-        return rows
+        return {str(case_id): (str(owner), str(host), int(pid), float(expires))
+                for case_id, owner, host, pid, expires in _rows_for_cases(
+                    conn, "SELECT case_id, owner, host, pid, expires FROM claims", run_id,
+                    case_ids)}
 
     def release(self, run_id: str, case_id: str) -> None:
         """Drop this owner's claim on a case (after infrastructure failures)."""
@@ -415,18 +422,12 @@ class RecordStore:
     def _recorded(conn: sqlite3.Connection,
                   keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
         """Which of ``keys`` (run id, case id) already have a case record: one query per run."""
-        found: set[tuple[str, str]] = set()
         by_run: dict[str, list[str]] = {}
         for run_id, case_id in keys:
             by_run.setdefault(run_id, []).append(case_id)
-        for run_id, case_ids in by_run.items():
-            for start in range(0, len(case_ids), 500):  # well under SQLite's variable limit
-                chunk = case_ids[start:start + 500]
-                rows = conn.execute(
-                    "SELECT case_id FROM case_records WHERE run_id=? AND case_id IN "
-                    f"({','.join('?' * len(chunk))})", (run_id, *chunk))
-                found.update((run_id, str(row[0])) for row in rows)
-        return found
+        return {(run_id, str(row[0])) for run_id, case_ids in by_run.items()
+                for row in _rows_for_cases(conn, "SELECT case_id FROM case_records", run_id,
+                                           case_ids)}
 
     def add_case(self, record: CaseRecord, attempts: list[AttemptRecord]) -> bool:
         """Store one scored case with its attempts atomically. Returns False (and stores nothing)
