@@ -11,12 +11,12 @@ produced, lone surrogates included, is stored and hashed losslessly).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from authpairs.backends.base import ChatResponse
+from authpairs.cases.canonical import canonical_ascii_json
 from authpairs.cases.models import Case
 from authpairs.enforce.records import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
@@ -24,14 +24,9 @@ from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOu
 __all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
 
 
-_STORED_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                                   allow_nan=False, check_circular=False)
-"""Reused for every record; records are never cyclic, so the cycle check is skipped."""
-
-
 def stored_json(model: BaseModel) -> str:
     """The canonical stored text of a record: sorted keys, compact, ASCII-only, finite numbers."""
-    return _STORED_ENCODER.encode(model.model_dump(mode="json"))
+    return canonical_ascii_json(model.model_dump(mode="json"))
 
 
 class CaseRecord(BaseModel):
