@@ -62,7 +62,7 @@ _ORJSON_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS
 """Sorted keys; subclasses, dates and dataclasses go to :func:`_refuse` (the fallback decides)."""
 
 
-def _may_hold_non_finite(value: object) -> bool:
+def _may_hold_non_finite(value: Any) -> bool:
     """True unless ``value`` surely holds no NaN or infinite float.
 
     marshal writes every float as its 8 IEEE-754 bytes, little-endian; a non-finite one ends in
