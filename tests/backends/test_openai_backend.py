@@ -29,6 +29,7 @@ async def test_payload_carries_sampling_schema_and_extra_body() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(json.loads(request.content))
         assert request.headers["authorization"] == "Bearer k"
+        assert request.headers["content-type"] == "application/json"
         return httpx.Response(200, json=BODY)
 
     sampling = SamplingConfig(temperature=0.7, top_p=0.95, top_k=20, min_p=0.0,
@@ -50,6 +51,19 @@ async def test_payload_carries_sampling_schema_and_extra_body() -> None:
     assert response.text == '{"decision":"ALLOW"}' and response.reasoning == "hmm"
     assert (response.input_tokens, response.output_tokens, response.reasoning_tokens) == (12, 7, 3)
     assert response.finish_reason == "stop"
+
+
+async def test_a_lone_surrogate_in_the_answer_is_read_not_a_transport_error() -> None:
+    """orjson refuses a lone surrogate escape; the json module reads it, as a model wrote it."""
+    raw = json.dumps(BODY).replace('\\"ALLOW\\"', '\\"ALLOW\\ud800\\"').encode()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=raw, headers={"content-type": "application/json"})
+
+    async with OpenAIBackend(["http://a/v1"], "m",
+                             transport=httpx.MockTransport(handler)) as backend:
+        response = await backend.complete(REQUEST, SamplingConfig())
+    assert response.text == '{"decision":"ALLOW\ud800"}'
 
 
 async def test_requests_are_spread_over_endpoints() -> None:

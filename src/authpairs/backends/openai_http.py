@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import email.utils
+import json
 import os
 import time
 from typing import Any
 
 import httpx
+import orjson
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
@@ -129,6 +131,15 @@ def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = ""
     )
 
 
+def read_body(content: bytes) -> Any:
+    """The JSON value of a response body: orjson first (fast), then the json module, which also
+    reads what orjson refuses but a model may write, such as a lone surrogate escape."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
+
+
 def retry_after_seconds(value: str | None) -> float | None:
     """A ``Retry-After`` header in seconds (delta-seconds or an HTTP date), or None."""
     if not value:
@@ -170,7 +181,9 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.param_names = dict(param_names or {})
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {"Content-Type": "application/json"}  # every call POSTs a JSON body
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         # The pool holds no more connections than requests can be in flight: a larger pool
         # opens spare connections that every request then scans (httpcore's pool is linear).
         pool = concurrency_per_endpoint * len(self._endpoints)
@@ -219,7 +232,8 @@ class OpenAIBackend:
                 try:
                     async with asyncio.timeout(self.deadline_s):  # no extra task per request
                         reply = await self._client.post(
-                            f"{endpoint.base_url}/{completion_path(request)}", json=payload)
+                            f"{endpoint.base_url}/{completion_path(request)}",
+                            content=orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS))
                 except TimeoutError as exc:
                     raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
                                          f"within the {self.deadline_s:g} s deadline") from exc
@@ -237,7 +251,7 @@ class OpenAIBackend:
             raise BackendError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
                                f"{reply.text[:500]}")
         try:
-            body = reply.json()
+            body = read_body(reply.content)
         except (ValueError, RecursionError) as exc:
             raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
         try:
