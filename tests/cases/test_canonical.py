@@ -11,7 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from authpairs.cases.canonical import canonical_ascii_json, canonical_json, sha256_hex
+from authpairs.cases.canonical import (
+    canonical_ascii_json,
+    canonical_json,
+    sha256_hex,
+    sha256_hex_and_member,
+)
 
 
 def test_canonical_json_sorts_keys_and_is_compact() -> None:
@@ -122,3 +127,12 @@ def test_ordinary_data_takes_the_fast_path() -> None:
     fast = canonical._fast(data, ascii_only=False)
     assert fast is not None and fast.decode() == REFERENCE.encode(data)
     assert canonical._fast(data, ascii_only=True) is None  # non-ASCII: the fallback escapes it
+
+
+@SETTINGS
+@given(st.dictionaries(KEYS, JSON_VALUES, max_size=4), JSON_VALUES)
+def test_whole_and_member_hashes_equal_two_separate_hashes(rest: dict[str, Any],
+                                                           member: Any) -> None:
+    value = {**rest, "public": member}
+    assert _outcome(lambda v: sha256_hex_and_member(v, "public"), value) == _outcome(
+        lambda v: (sha256_hex(v), sha256_hex(v["public"])), value)

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-__all__ = ["canonical_ascii_json", "canonical_json", "sha256_hex"]
+__all__ = ["canonical_ascii_json", "canonical_json", "sha256_hex", "sha256_hex_and_member"]
 
 
 def _default(value: object) -> object:
@@ -73,12 +73,15 @@ def _may_hold_non_finite(value: Any) -> bool:
         data = marshal.dumps(value, 4)
     except ValueError:
         return True
-    for tail in (b"\x7f", b"\xff"):
-        at = data.find(tail, 1)
-        while at != -1:
-            if data[at - 1] >= 0xF0:
-                return True
-            at = data.find(tail, at + 1)
+    return _pair_after_lead(data, b"\x7f") or _pair_after_lead(data, b"\xff")
+
+
+def _pair_after_lead(data: bytes, tail: bytes) -> bool:
+    at = data.find(tail, 1)
+    while at != -1:
+        if data[at - 1] >= 0xF0:
+            return True
+        at = data.find(tail, at + 1)
     return False
 
 
@@ -128,6 +131,18 @@ def canonical_ascii_json(value: Any) -> str:
     data = _plain(value)
     text = _fast(data, ascii_only=True)
     return text.decode("ascii") if text is not None else _ASCII_ENCODER.encode(data)
+
+
+def sha256_hex_and_member(value: dict[str, Any], key: str) -> tuple[str, str]:
+    """:func:`sha256_hex` of ``value`` (plain JSON data) and of its member ``value[key]``.
+
+    When orjson's text of the whole passes the checks, the member's text is a part of it and
+    passes them too, so it is written without checking again."""
+    whole = _fast(value, ascii_only=False)
+    if whole is None:
+        return sha256_hex(value), sha256_hex(value[key])
+    member = orjson.dumps(value[key], default=_refuse, option=_ORJSON_OPTIONS)
+    return hashlib.sha256(whole).hexdigest(), hashlib.sha256(member).hexdigest()
 
 
 def sha256_hex(value: Any) -> str:

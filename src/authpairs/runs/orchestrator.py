@@ -38,6 +38,10 @@ log = logging.getLogger("authpairs.runs")
 #: A server's Retry-After is honoured up to this many seconds.
 MAX_RETRY_AFTER_S = 60.0
 
+#: Finished cases are stored in batches of at least this many (more when the concurrency is
+#: higher); a batch that does not fill is stored after the writer's delay (0.2 s) all the same.
+MIN_BATCH = 64
+
 
 @dataclass
 class RunProgress:
@@ -179,7 +183,8 @@ class RunOrchestrator:
                     self.on_case(record)
             display.advance()
 
-        writer = RecordWriter(self.store, on_stored, batch_size=self.concurrency)
+        writer = RecordWriter(self.store, on_stored,
+                              batch_size=max(self.concurrency, MIN_BATCH))
         unclaimed = iter(pending)
         claimed: deque[Case] = deque()
 

@@ -190,6 +190,7 @@ class RecordStore:
         _patiently(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(),
                    f"{self.path}: setting WAL mode")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint=8192")
         return conn
 
     def _check_schema(self) -> None:
