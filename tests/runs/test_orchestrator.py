@@ -208,3 +208,20 @@ def test_scripted_backend_records_tokens() -> None:
                                                      input_tokens=3, output_tokens=2))
     response = asyncio.run(backend.complete(ChatRequest(messages=[]), SamplingConfig()))
     assert (response.input_tokens, response.output_tokens) == (3, 2) and backend.calls == 1
+
+
+def test_claim_blocks_grow_for_fast_runs_and_shrink_for_slow_ones() -> None:
+    from authpairs.runs.orchestrator import CLAIM_SPAN_S, ClaimBlocks
+
+    blocks = ClaimBlocks(smallest=4, largest=64)
+    assert blocks.next_size(0.0) == 4  # the first claim: one case per worker
+    fast = [blocks.next_size(CLAIM_SPAN_S / 10 * i) for i in range(1, 7)]
+    assert fast == [8, 16, 32, 64, 64, 64]  # handed out faster than the span: doubled, capped
+    now = fast_end = CLAIM_SPAN_S / 10 * 6
+    assert blocks.next_size(now + CLAIM_SPAN_S * 1.5) == 64  # within twice the span: kept
+    now = fast_end + CLAIM_SPAN_S * 1.5
+    slow = []
+    for _ in range(6):
+        now += CLAIM_SPAN_S * 3
+        slow.append(blocks.next_size(now))
+    assert slow == [32, 16, 8, 4, 4, 4]  # slower than twice the span: halved, down to smallest

@@ -1,14 +1,15 @@
 """Async orchestration of one run: bounded concurrency, one formal attempt per case, resume.
 
 For each case that has no record yet in the run: claim it (so a second process on the same run
-never reviews it too; claims are taken a block of ``concurrency`` cases per transaction),
-render the public case, ask the reviewer, retry *transport* failures only (recorded as
-infrastructure attempts, honouring a bounded ``Retry-After``), copy the raw output into the
-formal attempt, parse it (a parser that raises still yields an *unavailable* outcome), dispatch
-it to the enforcement point (if any), and store the case record with its attempts atomically
-(finished cases are stored in batches by :class:`~authpairs.runs.writer.RecordWriter`, one
-transaction per batch). A case whose transport failures exhaust the retries gets no case record
--- it is never scored as a decision -- and a later re-run of the same command tries it again.
+never reviews it too; claims are taken a block of cases per transaction, ``concurrency`` cases
+or more when cases finish fast), render the public case, ask the reviewer, retry *transport*
+failures only (recorded as infrastructure attempts, honouring a bounded ``Retry-After``), copy
+the raw output into the formal attempt, parse it (a parser that raises still yields an
+*unavailable* outcome), dispatch it to the enforcement point (if any), and store the case record
+with its attempts atomically (finished cases are stored in batches by
+:class:`~authpairs.runs.writer.RecordWriter`, one transaction per batch). A case whose transport
+failures exhaust the retries gets no case record -- it is never scored as a decision -- and a
+later re-run of the same command tries it again.
 
 Every retry is logged (logger ``authpairs.runs``) with its cause and shown on the progress line.
 """
@@ -41,6 +42,12 @@ MAX_RETRY_AFTER_S = 60.0
 #: Finished cases are stored in batches of at least this many (more when the concurrency is
 #: higher); a batch that does not fill is stored after the writer's delay (0.2 s) all the same.
 MIN_BATCH = 64
+
+#: A claim covers about this many seconds of work: after a block was handed out faster, the next
+#: claim takes twice as many cases (up to ``MIN_BATCH``); after one that lasted over twice as
+#: long, half as many (down to the concurrency). Fast runs take few claim transactions; slow runs
+#: (several processes sharing a slow model) still share the work a few cases at a time.
+CLAIM_SPAN_S = 0.25
 
 
 @dataclass
@@ -92,6 +99,27 @@ def safe_parse(reviewer: Reviewer, response: ChatResponse) -> ReviewOutcome:
     except Exception as exc:  # parsers must not raise; this is the last line of defence
         return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
                                          f"parser raised {type(exc).__name__}")
+
+
+@dataclass
+class ClaimBlocks:
+    """How many cases the next claim covers (see :data:`CLAIM_SPAN_S`)."""
+
+    smallest: int
+    largest: int
+    size: int = 0
+    last: float | None = None
+
+    def next_size(self, now: float) -> int:
+        """The size of the claim made at ``now`` (monotonic seconds)."""
+        if self.last is None:
+            self.size = self.smallest
+        elif now - self.last < CLAIM_SPAN_S:
+            self.size = min(self.size * 2, self.largest)
+        elif now - self.last > 2 * CLAIM_SPAN_S:
+            self.size = max(self.size // 2, self.smallest)
+        self.last = now
+        return self.size
 
 
 class RunOrchestrator:
@@ -187,12 +215,14 @@ class RunOrchestrator:
                               batch_size=max(self.concurrency, MIN_BATCH))
         unclaimed = iter(pending)
         claimed: deque[Case] = deque()
+        blocks = ClaimBlocks(self.concurrency, max(self.concurrency, MIN_BATCH))
 
         def next_case() -> Case | None:
-            """The next case this process holds a claim on; claims a block of ``concurrency``
-            cases in one transaction whenever the held ones are handed out."""
+            """The next case this process holds a claim on; claims a block of cases (see
+            :class:`ClaimBlocks`) in one transaction whenever the held ones are handed out."""
             while not claimed:
-                block = list(itertools.islice(unclaimed, self.concurrency))
+                size = blocks.next_size(time.monotonic())
+                block = list(itertools.islice(unclaimed, size))
                 if not block:
                     return None
                 held = set(self.store.claim_many(self.run_id, [c.case_id for c in block],

@@ -26,7 +26,7 @@ KILLS = 20
 @pytest.mark.slow
 def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Dataset) -> None:
     cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=25)
+    total = _write_cases(examples, cases, copies=60)  # a batch may hold 0.2 s of cases
     db = tmp_path / "records.sqlite"
     config = tmp_path / "scripted.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
