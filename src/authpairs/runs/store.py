@@ -190,6 +190,8 @@ class RecordStore:
         _patiently(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(),
                    f"{self.path}: setting WAL mode")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoint (copy the WAL into the file, with fsync) every 32 MiB instead of 4 MiB:
+        # fewer fsyncs in a fast run; the last connection to close checkpoints the rest.
         conn.execute("PRAGMA wal_autocheckpoint=8192")
         return conn
 
