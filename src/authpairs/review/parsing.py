@@ -167,13 +167,16 @@ def _strings_valid(value: Any) -> bool:
     return True
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
+                            parse_float=_finite_float, parse_int=_bounded_int)
+"""One strict decoder, reused (it keeps no state between calls)."""
+
+
 def _decode_single_object(payload: str) -> dict[str, Any]:
     if _too_deep(payload):
         raise _Unavailable(ReasonCode.TOO_DEEP, f"nesting deeper than {MAX_DEPTH}")
-    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
-                               parse_float=_finite_float, parse_int=_bounded_int)
     try:
-        value, end = decoder.raw_decode(payload)
+        value, end = _DECODER.raw_decode(payload)
     except json.JSONDecodeError as exc:
         raise _Unavailable(ReasonCode.NOT_JSON, f"invalid JSON: {exc.msg}") from exc
     except RecursionError as exc:
