@@ -138,6 +138,11 @@ async def test_deadline_is_a_transport_error(slow_server: str) -> None:
             await backend.complete(REQUEST, SamplingConfig())
 
 
+def test_a_malformed_base_url_is_a_clear_error() -> None:
+    with pytest.raises(BackendError, match=r"'http://\[::1' is not a URL"):
+        OpenAIBackend(["http://[::1"], "m")
+
+
 def test_no_base_url_is_refused() -> None:
     with pytest.raises(BackendError):
         OpenAIBackend([], "m")

@@ -36,6 +36,12 @@ class _Endpoint:
         self.base_url = base_url.rstrip("/")
         self.semaphore = asyncio.Semaphore(limit)
         self.in_flight = 0
+        # Parsed once: httpx spends more parsing a URL string than sending the request body.
+        try:
+            self.urls = {path: httpx.URL(f"{self.base_url}/{path}")
+                         for path in ("chat/completions", "completions")}
+        except httpx.InvalidURL as exc:
+            raise BackendError(f"backend base URL {base_url!r} is not a URL: {exc}") from None
 
 
 def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
@@ -232,7 +238,7 @@ class OpenAIBackend:
                 try:
                     async with asyncio.timeout(self.deadline_s):  # no extra task per request
                         reply = await self._client.post(
-                            f"{endpoint.base_url}/{completion_path(request)}",
+                            endpoint.urls[completion_path(request)],
                             content=orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS))
                 except TimeoutError as exc:
                     raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
