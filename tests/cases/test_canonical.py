@@ -136,3 +136,9 @@ def test_whole_and_member_hashes_equal_two_separate_hashes(rest: dict[str, Any],
     value = {**rest, "public": member}
     assert _outcome(lambda v: sha256_hex_and_member(v, "public"), value) == _outcome(
         lambda v: (sha256_hex(v), sha256_hex(v["public"])), value)
+
+
+@pytest.mark.parametrize("member", ["text", "", "é", {"a": 1.5}, [None, "x"], 3])
+def test_a_text_member_is_hashed_as_text_like_sha256_hex(member: Any) -> None:
+    value = {"id": "c1", "public": member}
+    assert sha256_hex_and_member(value, "public") == (sha256_hex(value), sha256_hex(member))

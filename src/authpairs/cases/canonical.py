@@ -141,6 +141,8 @@ def sha256_hex_and_member(value: dict[str, Any], key: str) -> tuple[str, str]:
     whole = _fast(value, ascii_only=False)
     if whole is None:
         return sha256_hex(value), sha256_hex(value[key])
+    if isinstance(value[key], str | bytes):  # hashed as-is, not as JSON (see sha256_hex)
+        return hashlib.sha256(whole).hexdigest(), sha256_hex(value[key])
     member = orjson.dumps(value[key], default=_refuse, option=_ORJSON_OPTIONS)
     return hashlib.sha256(whole).hexdigest(), hashlib.sha256(member).hexdigest()
 
