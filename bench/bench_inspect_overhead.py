@@ -177,6 +177,7 @@ def _inspect(base_url: str, dataset: Any, concurrency: int, tmp: Path, scorer: b
 def _preload(variant: str) -> None:
     """Import everything a variant uses before the clock starts (imports are not overhead)."""
     import httpx  # noqa: F401
+    import orjson  # noqa: F401
 
     import authpairs.review.interfaces
     if variant == "authpairs":

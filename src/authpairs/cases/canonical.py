@@ -133,6 +133,13 @@ def canonical_ascii_json(value: Any) -> str:
     return text.decode("ascii") if text is not None else _ASCII_ENCODER.encode(data)
 
 
+def _canonical_bytes(value: Any) -> bytes:
+    """:func:`canonical_json` of ``value`` as UTF-8 bytes (orjson's bytes as they are)."""
+    data = _plain(value)
+    fast = _fast(data, ascii_only=False)
+    return fast if fast is not None else _ENCODER.encode(data).encode("utf-8")
+
+
 def sha256_hex_and_member(value: dict[str, Any], key: str) -> tuple[str, str]:
     """:func:`sha256_hex` of ``value`` (plain JSON data) and of its member ``value[key]``.
 
@@ -155,7 +162,5 @@ def sha256_hex(value: Any) -> str:
     elif isinstance(value, str):
         data = value.encode("utf-8")
     else:
-        plain = _plain(value)
-        fast = _fast(plain, ascii_only=False)
-        data = fast if fast is not None else _ENCODER.encode(plain).encode("utf-8")
+        data = _canonical_bytes(value)
     return hashlib.sha256(data).hexdigest()

@@ -211,11 +211,11 @@ class RunOrchestrator:
                     self.on_case(record)
             display.advance()
 
-        writer = RecordWriter(self.store, on_stored,
-                              batch_size=max(self.concurrency, MIN_BATCH))
+        largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
+        writer = RecordWriter(self.store, on_stored, batch_size=largest)
         unclaimed = iter(pending)
         claimed: deque[Case] = deque()
-        blocks = ClaimBlocks(self.concurrency, max(self.concurrency, MIN_BATCH))
+        blocks = ClaimBlocks(self.concurrency, largest)
 
         def next_case() -> Case | None:
             """The next case this process holds a claim on; claims a block of cases (see
