@@ -10,20 +10,29 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from authpairs.cases.dataset import Dataset
 from tests.conftest import REPO_ROOT
 
 
-def _write_cases(examples: Dataset, path: Path, copies: int) -> int:
-    """A JSONL dataset of ``copies`` x the examples, each with a fresh id."""
+def copied_rows(examples: Dataset, copies: int) -> list[dict[str, Any]]:
+    """``copies`` x the examples as JSON rows, each with a fresh id."""
     rows = []
     for n in range(copies):
         for case in examples:
             row = case.model_dump(mode="json")
             row["case_id"] = f"{case.case_id}-{n}"
             row["public"]["source_id"] = row["case_id"]
-            rows.append(json.dumps(row))
+            rows.append(row)
+    return rows
+
+
+def _write_cases(examples: Dataset, path: Path, copies: int) -> int:
+    """A JSONL dataset of ``copies`` x the examples, each with a fresh id."""
+    rows = [json.dumps(row) for row in copied_rows(examples, copies)]
     path.write_text("\n".join(rows) + "\n")
     return len(rows)
 
@@ -38,7 +47,21 @@ def _count(db: Path) -> int:
             return 0
 
 
-def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
+def settled_count(db: Path, quiet_s: float = 0.5) -> int:
+    """The number of case records once it stops changing (a records process still stores the
+    batches it had received when the run's process was killed, then exits)."""
+    count, since = _count(db), time.monotonic()
+    deadline = since + 30
+    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if (now := _count(db)) != count:
+            count, since = now, time.monotonic()
+    return count
+
+
+@pytest.mark.parametrize("records_process", ["never", "always"])
+def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset,
+                                                  records_process: str) -> None:
     cases = tmp_path / "cases.jsonl"
     total = _write_cases(examples, cases, copies=10)
     db = tmp_path / "records.sqlite"
@@ -46,6 +69,7 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
                "--split", "all", "--backend", "scripted", "--no-enforce", "--quiet",
                "--concurrency", "2", "--records", str(db)]
     env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
+           "AUTHPAIRS_RECORD_PROCESS": records_process,
            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     config = tmp_path / "scripted.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
@@ -61,7 +85,7 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
     process.wait()
     if process.stderr is not None:
         process.stderr.close()
-    partial = _count(db)
+    partial = settled_count(db)
     assert 10 <= partial < total
 
     env["AUTHPAIRS_TEST_DELAY"] = "0"

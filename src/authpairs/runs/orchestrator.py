@@ -2,14 +2,17 @@
 
 For each case that has no record yet in the run: claim it (so a second process on the same run
 never reviews it too; claims are taken a block of cases per transaction, ``concurrency`` cases
-or more when cases finish fast), render the public case, ask the reviewer, retry *transport*
-failures only (recorded as infrastructure attempts, honouring a bounded ``Retry-After``), copy
-the raw output into the formal attempt, parse it (a parser that raises still yields an
-*unavailable* outcome), dispatch it to the enforcement point (if any), and store the case record
-with its attempts atomically (finished cases are stored in batches by
-:class:`~authpairs.runs.writer.RecordWriter`, one transaction per batch). A case whose transport
-failures exhaust the retries gets no case record -- it is never scored as a decision -- and a
-later re-run of the same command tries it again.
+or more when cases finish fast, and the block is rendered right after its claim), ask the
+reviewer, retry *transport* failures only (recorded as infrastructure attempts, honouring a
+bounded ``Retry-After``), parse the answer (a parser that raises still yields an *unavailable*
+outcome), dispatch it to the enforcement point (if any), and hand the
+:class:`~authpairs.runs.reviewed.Review` to the record writer, which stores the case record with
+its attempts (the raw output copied into the formal attempt) atomically, in batches:
+:class:`~authpairs.runs.writer.RecordWriter` in this process, or
+:class:`~authpairs.runs.record_process.RecordProcess` through a records process for long runs. A
+case whose transport failures exhaust the retries gets no case record -- it is never scored as a
+decision -- and a later re-run of the same command tries it again. When the run stops, the
+claims it still holds are freed.
 
 Every retry is logged (logger ``authpairs.runs``) with its cause and shown on the progress line.
 """
@@ -24,13 +27,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from authpairs.backends.base import ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.review.reviewers import Reviewer
+from authpairs.runs import record_process
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.records import AttemptRecord, CaseRecord
+from authpairs.runs.reviewed import Attempt, Review, build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
@@ -77,13 +82,6 @@ class RunProgress:
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _attempt(run_id: str, case_id: str, number: int, kind: str, input_sha: str,
-             started: float, **fields: object) -> AttemptRecord:
-    return AttemptRecord(run_id=run_id, case_id=case_id, attempt_no=number, kind=kind,
-                         input_sha256=input_sha, latency_s=time.perf_counter() - started,
-                         **fields)  # type: ignore[arg-type]
-
-
 def short_cause(error: str) -> str:
     """A short cause for display: the message without the endpoint URL prefix."""
     head = error.splitlines()[0] if error else "unknown"
@@ -128,7 +126,7 @@ class RunOrchestrator:
     def __init__(self, run_id: str, reviewer: Reviewer, store: RecordStore, *,
                  enforcer: Enforcer | None = None, concurrency: int = 4,
                  infra_retries: int = 3, backoff_s: float = 0.5, lease_s: float = 3600.0,
-                 on_case: Callable[[CaseRecord], None] | None = None) -> None:
+                 record_process: bool | None = None) -> None:
         self.run_id = run_id
         self.reviewer = reviewer
         self.store = store
@@ -137,7 +135,9 @@ class RunOrchestrator:
         self.infra_retries = infra_retries
         self.backoff_s = backoff_s
         self.lease_s = lease_s
-        self.on_case = on_case
+        #: Build and store records in a records process (None: when the run is long enough;
+        #: see :mod:`authpairs.runs.record_process`).
+        self.record_process = record_process
         self.on_retry: Callable[[str, str], None] | None = None
 
     def _retry_delay(self, number: int, exc: TransportError) -> float:
@@ -146,18 +146,17 @@ class RunOrchestrator:
             delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
         return delay
 
-    async def review_case(self, case: Case) -> tuple[CaseRecord | None, list[AttemptRecord]]:
-        """Review one case: returns its record (None if infrastructure failed) and attempts."""
-        request = self.reviewer.render(case.public)
-        input_sha = request.sha256()
-        attempts: list[AttemptRecord] = []
+    async def review_case(self, case: Case, request: ChatRequest | None = None) -> Review:
+        """Review one case: render, ask (retrying transport failures), parse, and enforce where
+        there is an enforcement point. The review has no response when every attempt failed in
+        transport. ``request`` is the case rendered already, if it was."""
+        review = Review(request if request is not None else self.reviewer.render(case.public))
         for number in range(1, self.infra_retries + 2):
             started = time.perf_counter()
             try:
-                response = await self.reviewer.answer(request)
+                response = await self.reviewer.answer(review.request)
             except TransportError as exc:
-                attempts.append(_attempt(self.run_id, case.case_id, number, "infrastructure",
-                                         input_sha, started, error=str(exc)))
+                review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
                 if number <= self.infra_retries:
                     delay = self._retry_delay(number, exc)
                     cause = short_cause(str(exc))
@@ -167,21 +166,27 @@ class RunOrchestrator:
                         self.on_retry(case.case_id, cause)
                     await asyncio.sleep(delay)
                 continue
-            # The raw output is copied into the formal attempt before the parser sees it.
-            attempts.append(_attempt(
-                self.run_id, case.case_id, number, "formal", input_sha, started,
-                output_text=response.text, reasoning_text=response.reasoning,
-                finish_reason=response.finish_reason, input_tokens=response.input_tokens,
-                output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens))
-            outcome = safe_parse(self.reviewer, response)
-            effect = None
+            review.attempts.append(Attempt(number, time.perf_counter() - started))
+            # The formal attempt is built from this response, whatever the parser makes of it.
+            review.response = response
+            review.outcome = safe_parse(self.reviewer, response)
             if self.enforcer is not None and case.public.effect is not None:
                 # Decision-only cases (native track) carry no effect and are not enforced.
-                effect = self.enforcer.enforce(case.case_id, case.public.effect, outcome.dispatch)
-            record = CaseRecord.from_review(self.run_id, case, input_sha, outcome, response,
-                                            effect, infra_attempts=number - 1)
-            return record, attempts
-        return None, attempts
+                review.effect = self.enforcer.enforce(case.case_id, case.public.effect,
+                                                      review.outcome.dispatch)
+            return review
+        return review
+
+    def _answered_records(self, case: Case, review: Review
+                          ) -> tuple[CaseRecord, list[AttemptRecord]]:
+        record, attempts = self.records_of(case, review)
+        assert record is not None, "only answered reviews are stored as cases"
+        return record, attempts
+
+    def records_of(self, case: Case, review: Review
+                   ) -> tuple[CaseRecord | None, list[AttemptRecord]]:
+        """The records of one review (see :func:`~authpairs.runs.reviewed.build_records`)."""
+        return build_records(self.run_id, case, review)
 
     async def run(self, cases: list[Case], *, show_progress: bool = True,
                   progress: ProgressDisplay | None = None) -> RunProgress:
@@ -199,25 +204,36 @@ class RunOrchestrator:
 
         self.on_retry = on_retry
 
-        def on_stored(record: CaseRecord, stored: bool) -> None:
+        audit_failed: set[str] = set()  # enforced cases whose effect audit failed
+
+        def on_stored(case_id: str, stored: bool) -> None:
             if not stored:  # another process on the same run recorded it first
                 state.recorded_elsewhere += 1
             else:
                 state.completed_now += 1
                 display.note(None)
-                if record.effect is not None and not record.effect.audit_ok:
-                    state.audit_failures.append(record.case_id)
-                if self.on_case is not None:
-                    self.on_case(record)
+                if case_id in audit_failed:
+                    state.audit_failures.append(case_id)
             display.advance()
 
         largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
-        writer = RecordWriter(self.store, on_stored, batch_size=largest)
-        unclaimed = iter(pending)
-        claimed: deque[Case] = deque()
+        writer: RecordWriter | record_process.RecordProcess
+        separate = self.record_process
+        if separate is None:
+            separate = record_process.wanted(len(pending))
+        if separate and pending:
+            writer = record_process.RecordProcess(self.store.path, self.run_id, pending,
+                                                  on_stored, batch_size=largest)
+            writer.start()
+        else:
+            writer = RecordWriter(
+                self.store, on_stored, batch_size=largest,
+                build=lambda index, review: self._answered_records(pending[index], review))
+        unclaimed = iter(enumerate(pending))
+        claimed: deque[tuple[int, Case, ChatRequest]] = deque()
         blocks = ClaimBlocks(self.concurrency, largest)
 
-        def next_case() -> Case | None:
+        def next_case() -> tuple[int, Case, ChatRequest] | None:
             """The next case this process holds a claim on; claims a block of cases (see
             :class:`ClaimBlocks`) in one transaction whenever the held ones are handed out."""
             while not claimed:
@@ -225,12 +241,15 @@ class RunOrchestrator:
                 block = list(itertools.islice(unclaimed, size))
                 if not block:
                     return None
-                held = set(self.store.claim_many(self.run_id, [c.case_id for c in block],
+                held = set(self.store.claim_many(self.run_id, [c.case_id for _, c in block],
                                                  self.lease_s))
-                claimed.extend(c for c in block if c.case_id in held)
+                # Rendered together, right after the claim: one pass over the templates for the
+                # whole block costs less than one per case between network calls.
+                claimed.extend((index, case, self.reviewer.render(case.public))
+                               for index, case in block if case.case_id in held)
                 if len(held) < len(block):
                     recorded = self.store.done_case_ids(self.run_id)
-                    for case in block:
+                    for _, case in block:
                         if case.case_id in recorded:
                             state.recorded_elsewhere += 1
                         elif case.case_id not in held:
@@ -241,11 +260,15 @@ class RunOrchestrator:
             return claimed.popleft()
 
         async def worker() -> None:
-            while (case := next_case()) is not None:
-                record, attempts = await self.review_case(case)
-                if record is not None:
-                    writer.add(record, attempts)
+            while (item := next_case()) is not None:
+                index, case, request = item
+                review = await self.review_case(case, request)
+                if review.effect is not None and not review.effect.audit_ok:
+                    audit_failed.add(case.case_id)
+                if review.response is not None:
+                    writer.add_review(index, review)
                     continue
+                _, attempts = self.records_of(case, review)
                 self.store.add_attempts(attempts)
                 self.store.release(self.run_id, case.case_id)
                 state.infrastructure_failed.append(case.case_id)
@@ -262,7 +285,10 @@ class RunOrchestrator:
             for task in (*workers, flusher):  # on an error, the other workers stop too
                 task.cancel()
             try:
-                writer.flush()  # what finished is stored, even when the run stops on an error
+                writer.finish()  # what finished is stored, even when the run stops on an error
             finally:
-                display.close()
+                try:  # what is still claimed was not recorded: free it for the next invocation
+                    self.store.release_all(self.run_id)
+                finally:
+                    display.close()
         return state

@@ -386,6 +386,13 @@ class RecordStore:
             "DELETE FROM claims WHERE run_id=? AND case_id=? AND owner=?",
             (run_id, case_id, self.owner)), f"{self.path}: releasing case '{case_id}'")
 
+    def release_all(self, run_id: str) -> None:
+        """Drop every claim this owner still holds in ``run_id``: the run stopped, and what it
+        had claimed but not recorded is free for the next invocation, even in this process."""
+        _patiently(lambda: self._conn.execute(
+            "DELETE FROM claims WHERE run_id=? AND owner=?", (run_id, self.owner)),
+            f"{self.path}: releasing the claims of run '{run_id}'")
+
     # -- records ----------------------------------------------------------------------------
     def _append(self, conn: sqlite3.Connection, run_id: str,
                 entries: list[tuple[str, BaseModelLike]]) -> None:

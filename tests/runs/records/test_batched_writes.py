@@ -71,7 +71,7 @@ def test_writer_stores_full_batches_and_the_rest_on_flush(tmp_path: Path) -> Non
     seen: list[tuple[str, bool]] = []
     with RecordStore(tmp_path / "r.sqlite") as store:
         store.open_run(_info())
-        writer = RecordWriter(store, lambda r, ok: seen.append((r.case_id, ok)), batch_size=2)
+        writer = RecordWriter(store, lambda case_id, ok: seen.append((case_id, ok)), batch_size=2)
         writer.add(*_record("c0"))
         assert seen == [] and store.done_case_ids("r") == set()
         writer.add(*_record("c1"))
@@ -88,7 +88,7 @@ async def test_writer_stores_a_partial_batch_after_the_delay(tmp_path: Path) -> 
     seen: list[str] = []
     with RecordStore(tmp_path / "r.sqlite") as store:
         store.open_run(_info())
-        writer = RecordWriter(store, lambda r, ok: seen.append(r.case_id), batch_size=100,
+        writer = RecordWriter(store, lambda case_id, ok: seen.append(case_id), batch_size=100,
                               max_delay_s=0.05)
         task = asyncio.ensure_future(writer.flush_when_due())
         writer.add(*_record("c0"))

@@ -18,7 +18,7 @@ import pytest
 
 from authpairs.cases.dataset import Dataset
 from tests.conftest import REPO_ROOT
-from tests.runs.test_kill_resume import _count, _write_cases
+from tests.runs.test_kill_resume import _count, _write_cases, settled_count
 
 KILLS = 20
 
@@ -34,7 +34,8 @@ def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Datas
     command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
                "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
                "--concurrency", "4", "--records", str(db), "--run-id", "killed"]
-    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
+    # Records stored by a records process, which outlives each kill by the batch it is storing.
+    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05", "AUTHPAIRS_RECORD_PROCESS": "always",
            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     kills = 0
     while kills < KILLS:
@@ -50,6 +51,7 @@ def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Datas
         process.wait()
         if process.stderr is not None:
             process.stderr.close()
+        settled_count(db)
         kills += 1
     final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr

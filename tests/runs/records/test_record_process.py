@@ -1,0 +1,147 @@
+"""The records process: the same records as storing in the run's own process, and a clear error
+(nothing recorded lost, nothing doubled on the re-run) when it fails or dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from authpairs.backends.base import ChatRequest
+from authpairs.backends.scripted import ScriptedBackend
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.models import Case
+from authpairs.errors import ConfigError, RecordsError
+from authpairs.review.interfaces import get_interface
+from authpairs.review.reviewers import ModelReviewer
+from authpairs.runs import record_process
+from authpairs.runs.api import run_async
+from authpairs.runs.audit import verify_chain
+from authpairs.runs.config import RunConfig, SamplingConfig
+from authpairs.runs.record_process import RecordProcess
+from authpairs.runs.store import RecordStore
+from tests.runs.test_kill_resume import _count, copied_rows
+
+_ANSWERS = ('{"decision": "ALLOW"}', '{"decision": "BLOCK"}', "not json", '{"decision": "X"}')
+
+
+def _copies(examples: Dataset, copies: int) -> Dataset:
+    return Dataset("copies", [Case.model_validate(row) for row in copied_rows(examples, copies)])
+
+
+def _reviewer(on_request: object = None) -> ModelReviewer:
+    def script(request: ChatRequest) -> str:
+        if callable(on_request):
+            on_request()
+        return _ANSWERS[int(request.sha256(), 16) % len(_ANSWERS)]
+
+    return ModelReviewer(get_interface("direct"), ScriptedBackend(script), SamplingConfig())
+
+
+def _config(records: Path) -> RunConfig:
+    return RunConfig.model_validate({"dataset": "copies", "split": "all", "enforce": False,
+                                     "records": str(records), "concurrency": 4, "run_id": "r"})
+
+
+def _stored(records: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Case records and attempts, without the timings (which differ from run to run)."""
+    with RecordStore(records, readonly=True) as store:
+        assert verify_chain(store, "r").ok
+        cases = [r.model_dump(exclude={"latency_s"}) for r in store.case_records("r")]
+        attempts = sorted((a.model_dump(exclude={"latency_s"}) for a in store.attempts("r")),
+                          key=lambda a: (str(a["case_id"]), int(str(a["attempt_no"]))))
+    return cases, attempts
+
+
+@pytest.mark.parametrize(("value", "pending", "expected"), [
+    ("auto", record_process.MIN_CASES - 1, False), ("auto", record_process.MIN_CASES, True),
+    ("always", 1, True), ("always", 0, False), ("never", 10_000, False), (" Never ", 1, False)])
+def test_when_a_run_uses_a_records_process(monkeypatch: pytest.MonkeyPatch, value: str,
+                                           pending: int, expected: bool) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, value)
+    assert record_process.wanted(pending) is expected
+
+
+def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, "sometimes")
+    with pytest.raises(ConfigError, match="AUTHPAIRS_RECORD_PROCESS='sometimes'"):
+        record_process.wanted(1)
+
+
+async def test_same_records_as_storing_in_the_run_process(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset = _copies(examples, 20)
+    results = []
+    for mode in ("never", "always"):
+        monkeypatch.setenv(record_process.ENVIRONMENT, mode)
+        records = tmp_path / f"{mode}.sqlite"
+        state = await run_async(_config(records), progress=False, dataset=dataset,
+                                reviewer=_reviewer())
+        assert state.completed_now == len(dataset.cases) and state.missing == 0
+        results.append(_stored(records))
+    inline, separate = results
+    assert len(inline[0]) == len(dataset.cases)
+    assert {r["status"] for r in inline[0]} >= {"decision", "unavailable"}
+    assert separate == inline
+
+
+async def test_a_killed_records_process_stops_the_run_and_the_rerun_completes(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, "always")
+    dataset = _copies(examples, 30)
+    started: list[RecordProcess] = []
+    original_start = RecordProcess.start
+
+    def start(self: RecordProcess) -> None:
+        original_start(self)
+        started.append(self)
+
+    monkeypatch.setattr(RecordProcess, "start", start)
+    requests = 0
+    records = tmp_path / "r.sqlite"
+
+    def kill_the_records_process() -> None:
+        nonlocal requests
+        requests += 1
+        if requests == 150:  # two batches were sent: let the records process store one
+            deadline = time.monotonic() + 30
+            while _count(records) < 64 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            process = started[0]._process
+            assert process is not None
+            os.kill(process.pid, signal.SIGKILL)
+
+    with pytest.raises(RecordsError, match=r"the records process stopped \(exit code -9\)"):
+        await run_async(_config(records), progress=False, dataset=dataset,
+                        reviewer=_reviewer(kill_the_records_process))
+    with RecordStore(records, readonly=True) as store:
+        before = len(store.done_case_ids("r"))
+    assert 64 <= before < len(dataset.cases)
+    state = await run_async(_config(records), progress=False, dataset=dataset,
+                            reviewer=_reviewer())
+    assert state.already_done == before
+    assert state.completed_now == len(dataset.cases) - before and state.missing == 0
+    cases, attempts = _stored(records)
+    assert sorted(str(r["case_id"]) for r in cases) == sorted(c.case_id for c in dataset)
+    assert len(attempts) == len(dataset.cases)  # one formal attempt each, none doubled
+
+
+def test_a_records_process_that_cannot_store_says_why(tmp_path: Path,
+                                                      examples: Dataset) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    writer = RecordProcess(blocker / "r.sqlite", "r", examples.cases, lambda *_: None)
+    writer.start()
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}])
+    from authpairs.backends.base import ChatResponse
+    from authpairs.review.outcome import Decision, ReviewOutcome
+    from authpairs.runs.reviewed import Attempt, Review
+
+    writer.add_review(0, Review(request, ChatResponse(text="x"),
+                                ReviewOutcome.decided(Decision.ALLOW), None, [Attempt(1, 0.1)]))
+    with pytest.raises(RecordsError, match="cannot create the records folder") as raised:
+        writer.finish()
+    assert "1 finished cases were not stored" in str(raised.value)
