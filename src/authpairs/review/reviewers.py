@@ -66,6 +66,11 @@ class ModelReviewer:
         """Parse with the interface's strict parser."""
         return self.interface.parse(response)
 
+    def portable_parser(self) -> ReviewInterface:
+        """What parses for this reviewer, in a form another process can take (the interface
+        holds no connection): a records process parses with it."""
+        return self.interface
+
     def template_hashes(self) -> dict[str, str]:
         """The interface's template hashes."""
         return self.interface.template_hashes()

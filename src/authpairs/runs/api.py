@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.metadata
 import platform
-from contextlib import AsyncExitStack, ExitStack
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -90,6 +92,18 @@ def lease_seconds(config: RunConfig) -> float:
     return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
 
 
+@contextmanager
+def settled_heap() -> Iterator[None]:
+    """While a run goes on, Python's full garbage collections skip the objects that existed
+    before it (the dataset, the configuration: often most of the heap, and none of it garbage
+    the run makes); they are collected as usual again afterwards."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
                     dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
@@ -98,6 +112,12 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
     if not dataset.cases:
         raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
     run_id = config.resolved_run_id()
+    with settled_heap():
+        return await _run(config, run_id, dataset, progress, reviewer)
+
+
+async def _run(config: RunConfig, run_id: str, dataset: Dataset,
+               progress: bool | ProgressDisplay, reviewer: Reviewer | None) -> RunProgress:
     async with AsyncExitStack() as stack:
         if reviewer is None:
             reviewer = await make_reviewer(config.reviewer, stack)

@@ -27,15 +27,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, TransportError
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
-from authpairs.review.outcome import ReasonCode, ReviewOutcome
-from authpairs.review.reviewers import Reviewer
+from authpairs.review.reviewers import ModelReviewer, Reviewer
 from authpairs.runs import record_process
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.records import AttemptRecord, CaseRecord
-from authpairs.runs.reviewed import Attempt, Review, build_records
+from authpairs.runs.reviewed import Attempt, Parser, Review, build_records, safe_parse
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
@@ -90,15 +89,6 @@ def short_cause(error: str) -> str:
     return head[:120]
 
 
-def safe_parse(reviewer: Reviewer, response: ChatResponse) -> ReviewOutcome:
-    """The reviewer's parse; anything it raises is an *unavailable* outcome, never a crash."""
-    try:
-        return reviewer.parse(response)
-    except Exception as exc:  # parsers must not raise; this is the last line of defence
-        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
-                                         f"parser raised {type(exc).__name__}")
-
-
 @dataclass
 class ClaimBlocks:
     """How many cases the next claim covers (see :data:`CLAIM_SPAN_S`)."""
@@ -139,6 +129,9 @@ class RunOrchestrator:
         #: see :mod:`authpairs.runs.record_process`).
         self.record_process = record_process
         self.on_retry: Callable[[str, str], None] | None = None
+        #: Leave parsing to the records process (set per run: no enforcement point needs the
+        #: decision, and the reviewer's parser can travel).
+        self.parse_later = False
 
     def _retry_delay(self, number: int, exc: TransportError) -> float:
         delay: float = self.backoff_s * 2.0 ** (number - 1)
@@ -147,9 +140,10 @@ class RunOrchestrator:
         return delay
 
     async def review_case(self, case: Case, request: ChatRequest | None = None) -> Review:
-        """Review one case: render, ask (retrying transport failures), parse, and enforce where
-        there is an enforcement point. The review has no response when every attempt failed in
-        transport. ``request`` is the case rendered already, if it was."""
+        """Review one case: render, ask (retrying transport failures), parse (unless the records
+        process does: :attr:`parse_later`), and enforce where there is an enforcement point. The
+        review has no response when every attempt failed in transport. ``request`` is the case
+        rendered already, if it was."""
         review = Review(request if request is not None else self.reviewer.render(case.public))
         for number in range(1, self.infra_retries + 2):
             started = time.perf_counter()
@@ -169,13 +163,23 @@ class RunOrchestrator:
             review.attempts.append(Attempt(number, time.perf_counter() - started))
             # The formal attempt is built from this response, whatever the parser makes of it.
             review.response = response
-            review.outcome = safe_parse(self.reviewer, response)
+            if self.parse_later:  # only where no enforcement point needs the decision
+                return review
+            review.outcome = outcome = safe_parse(self.reviewer, response)
             if self.enforcer is not None and case.public.effect is not None:
                 # Decision-only cases (native track) carry no effect and are not enforced.
                 review.effect = self.enforcer.enforce(case.case_id, case.public.effect,
-                                                      review.outcome.dispatch)
+                                                      outcome.dispatch)
             return review
         return review
+
+    def _portable_parser(self) -> Parser | None:
+        """The reviewer's parser for a records process, when it may parse there: no enforcement
+        point needs the decision first, and the parser can travel to another process."""
+        if self.enforcer is not None or not isinstance(self.reviewer, ModelReviewer):
+            return None
+        parser = self.reviewer.portable_parser()
+        return parser if record_process.portable(parser) else None
 
     def _answered_records(self, case: Case, review: Review
                           ) -> tuple[CaseRecord, list[AttemptRecord]]:
@@ -186,7 +190,7 @@ class RunOrchestrator:
     def records_of(self, case: Case, review: Review
                    ) -> tuple[CaseRecord | None, list[AttemptRecord]]:
         """The records of one review (see :func:`~authpairs.runs.reviewed.build_records`)."""
-        return build_records(self.run_id, case, review)
+        return build_records(self.run_id, case, review, self.reviewer)
 
     async def run(self, cases: list[Case], *, show_progress: bool = True,
                   progress: ProgressDisplay | None = None) -> RunProgress:
@@ -222,9 +226,11 @@ class RunOrchestrator:
         if separate is None:
             separate = record_process.wanted(len(pending))
         if separate and pending:
+            parser = self._portable_parser()
             writer = record_process.RecordProcess(self.store.path, self.run_id, pending,
-                                                  on_stored, batch_size=largest)
+                                                  on_stored, batch_size=largest, parser=parser)
             writer.start()
+            self.parse_later = parser is not None
         else:
             writer = RecordWriter(
                 self.store, on_stored, batch_size=largest,

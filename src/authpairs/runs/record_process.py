@@ -35,7 +35,7 @@ from pathlib import Path
 from authpairs.cases.models import Case
 from authpairs.errors import ConfigError, RecordsError
 from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
-from authpairs.runs.reviewed import Review, build_records
+from authpairs.runs.reviewed import Parser, Review, build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import DEFAULT_MAX_DELAY_S, Batches
 
@@ -57,6 +57,15 @@ PIPE_BYTES = 1 << 20
 _END = b""
 
 
+def portable(parser: Parser) -> bool:
+    """Whether ``parser`` can be sent to a records process (and parse there)."""
+    try:
+        pickle.dumps(parser, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # unpicklable state: it parses in the run's process
+        return False
+    return True
+
+
 def wanted(pending: int) -> bool:
     """Whether a run with ``pending`` cases to review uses a records process."""
     choice = os.environ.get(ENVIRONMENT, "auto").strip().lower()
@@ -76,8 +85,9 @@ class RecordProcess(Batches[tuple[int, Review]]):
 
     def __init__(self, store_path: Path, run_id: str, cases: Sequence[Case],
                  on_stored: Callable[[str, bool], None], *, batch_size: int = 16,
-                 max_delay_s: float = DEFAULT_MAX_DELAY_S) -> None:
+                 max_delay_s: float = DEFAULT_MAX_DELAY_S, parser: Parser | None = None) -> None:
         super().__init__(batch_size, max_delay_s)
+        self.parser = parser
         self.store_path = store_path
         self.run_id = run_id
         self.cases = cases
@@ -105,7 +115,8 @@ class RecordProcess(Batches[tuple[int, Review]]):
             os.close(answers_write)
         self._inbox = Connection(inbox_write, readable=False)
         self._answers = Connection(answers_read, writable=False)
-        header = (str(self.store_path), self.run_id, [CaseFacts.of(c) for c in self.cases])
+        header = (str(self.store_path), self.run_id, [CaseFacts.of(c) for c in self.cases],
+                  self.parser)
         self._send(header, 0)
 
     #: Answers are collected at least this often (for progress and counts).
@@ -204,7 +215,7 @@ def serve(inbox: Connection, answers: Connection) -> None:
     """The records process: store each batch it receives and answer what it stored, until the
     run says it is done or goes away."""
     try:
-        store_path, run_id, facts = pickle.loads(inbox.recv_bytes())
+        store_path, run_id, facts, parser = pickle.loads(inbox.recv_bytes())
         store = RecordStore(store_path)
     except (EOFError, OSError):
         return
@@ -223,7 +234,7 @@ def serve(inbox: Connection, answers: Connection) -> None:
             try:
                 items: list[tuple[CaseRecord, list[AttemptRecord]]] = []
                 for index, review in batch:
-                    record, attempts = build_records(run_id, facts[index], review)
+                    record, attempts = build_records(run_id, facts[index], review, parser)
                     assert record is not None, "only answered reviews are sent"
                     items.append((record, attempts))
                 stored = store.add_cases(items)

@@ -1,20 +1,22 @@
 """What reviewing one case produced (:class:`Review`), and the records made from it.
 
-The run's workers only review: render, ask, parse and (with an enforcement point) enforce.
-Turning a review into its :class:`~authpairs.runs.records.CaseRecord` and
+The run's workers review: render, ask, parse and (with an enforcement point) enforce. Turning a
+review into its :class:`~authpairs.runs.records.CaseRecord` and
 :class:`~authpairs.runs.records.AttemptRecord` rows (hashing the input, copying the raw output and
-the reference fields) is :func:`build_records`, done by whichever record writer stores them (see
+the reference fields; parsing the answer too when nothing needed the decision earlier) is
+:func:`build_records`, done by whichever record writer stores them (see
 :mod:`authpairs.runs.writer` and :mod:`authpairs.runs.record_process`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import Case
 from authpairs.enforce.records import EffectRecord
-from authpairs.review.outcome import ReviewOutcome
+from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
 
 
@@ -32,8 +34,8 @@ class Attempt:
 class Review:
     """What reviewing one case produced, before it is turned into records.
 
-    ``response`` and ``outcome`` are None when every attempt failed in transport (the case gets
-    no record).
+    ``response`` is None when every attempt failed in transport (the case gets no record).
+    ``outcome`` is None when the answer is left for the records process to parse.
     """
 
     request: ChatRequest
@@ -43,10 +45,29 @@ class Review:
     attempts: list[Attempt] = field(default_factory=list)
 
 
-def build_records(run_id: str, case: Case | CaseFacts, review: Review
+class Parser(Protocol):
+    """What classifies an answer (a reviewer, or the part of one that parses)."""
+
+    def parse(self, response: ChatResponse) -> ReviewOutcome:
+        """Classify the response."""
+        ...
+
+
+def safe_parse(parser: Parser, response: ChatResponse) -> ReviewOutcome:
+    """The parser's outcome; anything it raises is an *unavailable* outcome, never a crash."""
+    try:
+        return parser.parse(response)
+    except Exception as exc:  # parsers must not raise; this is the last line of defence
+        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
+                                         f"parser raised {type(exc).__name__}")
+
+
+def build_records(run_id: str, case: Case | CaseFacts, review: Review,
+                  parser: Parser | None = None
                   ) -> tuple[CaseRecord | None, list[AttemptRecord]]:
     """The case record (None when no attempt got an answer) and every attempt of ``review``;
-    the formal attempt holds the raw output, whatever the parser made of it."""
+    the formal attempt holds the raw output, whatever the parser made of it. ``parser``
+    classifies the answer when the review has no outcome yet."""
     input_sha = review.request.sha256()
     response = review.response
     attempts: list[AttemptRecord] = []
@@ -63,8 +84,12 @@ def build_records(run_id: str, case: Case | CaseFacts, review: Review
             reasoning_text=response.reasoning, finish_reason=response.finish_reason,
             input_tokens=response.input_tokens, output_tokens=response.output_tokens,
             reasoning_tokens=response.reasoning_tokens))
-    if response is None or review.outcome is None:
+    if response is None:
         return None, attempts
-    record = CaseRecord.from_review(run_id, case, input_sha, review.outcome, response,
-                                    review.effect, infra_attempts=len(review.attempts) - 1)
+    outcome = review.outcome
+    if outcome is None:
+        assert parser is not None, "a review without an outcome needs a parser"
+        outcome = safe_parse(parser, response)
+    record = CaseRecord.from_review(run_id, case, input_sha, outcome, response, review.effect,
+                                    infra_attempts=len(review.attempts) - 1)
     return record, attempts
