@@ -3,8 +3,8 @@ async HTTP client, all against one local OpenAI-compatible stub server on 127.0.
 
 * ``bare httpx (lean)`` -- the floor: pre-rendered payloads POSTed by ``httpx.AsyncClient`` from
   ``concurrency`` worker tasks with the same request path as authpairs' backend (the URL parsed
-  once, bodies written and read with orjson), the answer text read from the body; nothing
-  recorded.
+  once, no certificate store loaded for a plain-HTTP URL, bodies written and read with orjson),
+  the answer text read from the body; nothing recorded.
 * ``bare httpx`` -- the plain way to write it: one task per prompt behind a semaphore,
   ``base_url`` plus a relative path, ``json=`` and ``.json()``; for comparison.
 * ``authpairs`` -- ``run_async`` with the OpenAI backend: render, hash, call, strict parse, one
@@ -88,7 +88,7 @@ def _bare(base_url: str, dataset: Any, concurrency: int, *, lean: bool) -> int:
         url = httpx.URL(f"{base_url}/chat/completions")
         pending = iter(payloads)
         answers: list[str] = []
-        async with httpx.AsyncClient(limits=limits, timeout=60.0,
+        async with httpx.AsyncClient(limits=limits, timeout=60.0, verify=url.scheme != "http",
                                      headers={"Content-Type": "application/json"}) as client:
 
             async def worker() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -146,3 +147,12 @@ def test_a_malformed_base_url_is_a_clear_error() -> None:
 def test_no_base_url_is_refused() -> None:
     with pytest.raises(BackendError):
         OpenAIBackend([], "m")
+
+
+@pytest.mark.parametrize(("url", "verified"), [("http://127.0.0.1:8000/v1", False),
+                                               ("https://api.example.com/v1", True)])
+async def test_certificates_are_loaded_only_for_tls_endpoints(url: str, verified: bool) -> None:
+    async with OpenAIBackend([url, "http://127.0.0.1:8001/v1"], "m") as backend:
+        pool = backend._client._transport._pool  # type: ignore[attr-defined]
+        mode = pool._ssl_context.verify_mode
+    assert (mode == ssl.CERT_REQUIRED) is verified

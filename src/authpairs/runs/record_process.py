@@ -54,6 +54,10 @@ ANSWER_POLL_S = 0.05
 #: holds up the reviews.
 PIPE_BYTES = 1 << 20
 
+#: The records process copies the WAL into the database file every this many pages (4 MiB), so
+#: the run's process, which closes the file last, has little left to copy at the end.
+CHECKPOINT_PAGES = 1000
+
 _END = b""
 
 
@@ -217,6 +221,7 @@ def serve(inbox: Connection, answers: Connection) -> None:
     try:
         store_path, run_id, facts, parser = pickle.loads(inbox.recv_bytes())
         store = RecordStore(store_path)
+        store.checkpoint_every(CHECKPOINT_PAGES)
     except (EOFError, OSError):
         return
     except Exception as exc:
