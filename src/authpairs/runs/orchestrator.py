@@ -221,20 +221,25 @@ class RunOrchestrator:
             display.advance()
 
         largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
-        writer: RecordWriter | record_process.RecordProcess
+        self.parse_later = False
+        writer: RecordWriter | record_process.RecordProcess = RecordWriter(
+            self.store, on_stored, batch_size=largest,
+            build=lambda index, review: self._answered_records(pending[index], review))
         separate = self.record_process
         if separate is None:
             separate = record_process.wanted(len(pending))
         if separate and pending:
             parser = self._portable_parser()
-            writer = record_process.RecordProcess(self.store.path, self.run_id, pending,
-                                                  on_stored, batch_size=largest, parser=parser)
-            writer.start()
-            self.parse_later = parser is not None
-        else:
-            writer = RecordWriter(
-                self.store, on_stored, batch_size=largest,
-                build=lambda index, review: self._answered_records(pending[index], review))
+            separate_writer = record_process.RecordProcess(
+                self.store.path, self.run_id, pending, on_stored, batch_size=largest,
+                parser=parser)
+            try:
+                separate_writer.start()
+            except OSError as exc:
+                log.warning("no records process (%s): this process stores the records", exc)
+            else:
+                writer = separate_writer
+                self.parse_later = parser is not None
         unclaimed = iter(enumerate(pending))
         claimed: deque[tuple[int, Case, ChatRequest]] = deque()
         blocks = ClaimBlocks(self.concurrency, largest)

@@ -80,6 +80,8 @@ def wanted(pending: int) -> bool:
     choice = os.environ.get(ENVIRONMENT, "auto").strip().lower()
     if choice not in ("auto", "always", "never"):
         raise ConfigError(f"{ENVIRONMENT}={choice!r}: use always, never or auto")
+    if os.name != "posix":  # the pipes are handed to the records process by descriptor
+        return False
     if choice == "auto":
         return pending >= MIN_CASES
     return choice == "always" and pending > 0
@@ -114,11 +116,15 @@ class RecordProcess(Batches[tuple[int, Review]]):
         package_root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)}
-        try:
+        try:  # OSError (no interpreter to start): the caller stores the records itself
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "authpairs.runs.record_process", str(inbox_read),
                  str(answers_write)], pass_fds=(inbox_read, answers_write),
                 stdin=subprocess.DEVNULL, env=env)
+        except OSError:
+            os.close(inbox_write)
+            os.close(answers_read)
+            raise
         finally:
             os.close(inbox_read)
             os.close(answers_write)
@@ -191,7 +197,8 @@ class RecordProcess(Batches[tuple[int, Review]]):
             code = self._process.returncode
         return RecordsError(f"{self.store_path}: the records process stopped (exit code {code}) "
                             f"before storing {self._unanswered} finished cases; run the same "
-                            f"command again to review them")
+                            f"command again to review them (with {ENVIRONMENT}=never the run "
+                            f"stores its records itself)")
 
     def _close(self) -> None:
         if self._inbox is not None:

@@ -10,18 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.backends.base import ChatRequest
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.scripted import ScriptedBackend
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
 from authpairs.errors import ConfigError, RecordsError
 from authpairs.review.interfaces import get_interface
+from authpairs.review.outcome import Decision, ReviewOutcome
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs import record_process
 from authpairs.runs.api import run_async
 from authpairs.runs.audit import verify_chain
 from authpairs.runs.config import RunConfig, SamplingConfig
 from authpairs.runs.record_process import RecordProcess
+from authpairs.runs.reviewed import Attempt, Review
 from authpairs.runs.store import RecordStore
 from tests.runs.test_kill_resume import _count, copied_rows
 
@@ -136,12 +138,37 @@ def test_a_records_process_that_cannot_store_says_why(tmp_path: Path,
     writer = RecordProcess(blocker / "r.sqlite", "r", examples.cases, lambda *_: None)
     writer.start()
     request = ChatRequest(messages=[{"role": "user", "content": "x"}])
-    from authpairs.backends.base import ChatResponse
-    from authpairs.review.outcome import Decision, ReviewOutcome
-    from authpairs.runs.reviewed import Attempt, Review
 
     writer.add_review(0, Review(request, ChatResponse(text="x"),
                                 ReviewOutcome.decided(Decision.ALLOW), None, [Attempt(1, 0.1)]))
     with pytest.raises(RecordsError, match="cannot create the records folder") as raised:
         writer.finish()
     assert "1 finished cases were not stored" in str(raised.value)
+
+
+async def test_without_an_interpreter_to_start_the_run_stores_its_records_itself(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, "always")
+    monkeypatch.setattr(record_process.sys, "executable", str(tmp_path / "no-such-python"))
+    dataset = _copies(examples, 3)
+    state = await run_async(_config(tmp_path / "r.sqlite"), progress=False, dataset=dataset,
+                            reviewer=_reviewer())
+    assert state.completed_now == len(dataset.cases)
+    cases, _ = _stored(tmp_path / "r.sqlite")
+    assert {r["status"] for r in cases} >= {"decision", "unavailable"}
+
+
+def test_a_dead_records_process_error_says_how_to_do_without(tmp_path: Path,
+                                                             examples: Dataset) -> None:
+    writer = RecordProcess(tmp_path / "r.sqlite", "r", examples.cases, lambda *_: None)
+    writer.start()
+    process = writer._process
+    assert process is not None
+    process.kill()
+    process.wait()
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}])
+    with pytest.raises(RecordsError, match="AUTHPAIRS_RECORD_PROCESS=never"):
+        writer.add_review(0, Review(request, ChatResponse(text="x"),
+                                    ReviewOutcome.decided(Decision.ALLOW), None,
+                                    [Attempt(1, 0.1)]))
+        writer.finish()
