@@ -99,3 +99,52 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
                               "GROUP BY case_id").fetchall()
     assert len(rows) == total and all(n == 1 for _, n in rows)
     assert len(formal) == total and all(n == 1 for _, n in formal)
+
+
+def _children(pid: int) -> list[int]:
+    """Pids of the processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
+        tmp_path: Path, examples: Dataset) -> None:
+    cases = tmp_path / "cases.jsonl"
+    total = _write_cases(examples, cases, copies=10)
+    db = tmp_path / "records.sqlite"
+    config = tmp_path / "scripted.yaml"
+    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
+                      "    script: tests.runs.scripts:slow_allow\n")
+    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
+               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
+               "--concurrency", "2", "--records", str(db)]
+    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05", "AUTHPAIRS_RECORD_PROCESS": "always",
+           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while _count(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    children = _children(process.pid)
+    assert children, "the run has a records process"
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    assert process.wait(timeout=60) == 130
+    if process.stderr is not None:
+        process.stderr.close()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)
+    stored = _count(db)
+    assert 10 <= stored < total
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    env["AUTHPAIRS_TEST_DELAY"] = "0"
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _count(db) == total
