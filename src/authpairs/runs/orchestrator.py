@@ -290,8 +290,22 @@ class RunOrchestrator:
         display.start(self.run_id, len(cases), state.already_done)
         flusher = asyncio.ensure_future(writer.flush_when_due())
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, self.concurrency))]
+        reviewing = asyncio.gather(*workers)
+
+        def stop_if_storing_failed(task: asyncio.Future[None]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                reviewing.cancel()  # a batch could not be stored: the run stops
+
+        flusher.add_done_callback(stop_if_storing_failed)
         try:
-            await asyncio.gather(*workers)
+            try:
+                await reviewing
+            except asyncio.CancelledError:
+                failure = flusher.exception() if flusher.done() and not flusher.cancelled() \
+                    else None
+                if failure is not None:
+                    raise failure from None
+                raise
         finally:
             for task in (*workers, flusher):  # on an error, the other workers stop too
                 task.cancel()

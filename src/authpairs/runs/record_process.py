@@ -94,6 +94,9 @@ class RecordProcess(Batches[tuple[int, Review]]):
     has committed; ``stored`` is False when another process had recorded the case first.
     """
 
+    #: Answers are collected at least this often (for progress and counts).
+    poll_s = ANSWER_POLL_S
+
     def __init__(self, store_path: Path, run_id: str, cases: Sequence[Case],
                  on_stored: Callable[[str, bool], None], *, batch_size: int = 16,
                  max_delay_s: float = DEFAULT_MAX_DELAY_S, parser: Parser | None = None) -> None:
@@ -104,6 +107,7 @@ class RecordProcess(Batches[tuple[int, Review]]):
         self.cases = cases
         self.on_stored = on_stored
         self._unanswered = 0
+        self._failure: RecordsError | None = None  # once raised, raised again by finish()
         self._process: subprocess.Popen[bytes] | None = None
         self._inbox: Connection | None = None   # the run writes reviews here
         self._answers: Connection | None = None  # and reads what was stored here
@@ -135,9 +139,6 @@ class RecordProcess(Batches[tuple[int, Review]]):
         header = (str(self.store_path), self.run_id, facts, self.parser)
         self._send(header, 0)
 
-    #: Answers are collected at least this often (for progress and counts).
-    poll_s = ANSWER_POLL_S
-
     def add_review(self, index: int, review: Review) -> None:
         """Buffer the review of ``self.cases[index]``; sends the batch when it is full."""
         self._buffered((index, review))
@@ -157,6 +158,8 @@ class RecordProcess(Batches[tuple[int, Review]]):
         """Send what is buffered, wait until the records process has stored everything, and
         let it exit. Raises :class:`RecordsError` if it could not store everything."""
         try:
+            if self._failure is not None:  # the run is stopping because of it: say it again
+                raise self._failure
             self.flush()
             self._collect(wait=True)
         finally:
@@ -182,23 +185,27 @@ class RecordProcess(Batches[tuple[int, Review]]):
             except (EOFError, OSError):
                 raise self._stopped() from None
             if isinstance(reply, str):  # the records process failed and says why
-                raise RecordsError(f"{self.store_path}: storing records: {reply} "
-                                   f"({self._unanswered} finished cases were not stored; run the "
-                                   f"same command again to review them)")
+                self._failure = RecordsError(
+                    f"{self.store_path}: storing records: {reply} ({self._unanswered} finished "
+                    f"cases were not stored; run the same command again to review them)")
+                raise self._failure
             for index, stored in reply:
                 self._unanswered -= 1
                 self.on_stored(self.cases[index].case_id, stored)
 
     def _stopped(self) -> RecordsError:
+        if self._failure is not None:
+            return self._failure
         code = None
         if self._process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=5.0)
             code = self._process.returncode
-        return RecordsError(f"{self.store_path}: the records process stopped (exit code {code}) "
-                            f"before storing {self._unanswered} finished cases; run the same "
-                            f"command again to review them (with {ENVIRONMENT}=never the run "
-                            f"stores its records itself)")
+        self._failure = RecordsError(
+            f"{self.store_path}: the records process stopped (exit code {code}) before storing "
+            f"{self._unanswered} finished cases; run the same command again to review them "
+            f"(with {ENVIRONMENT}=never the run stores its records itself)")
+        return self._failure
 
     def _close(self) -> None:
         if self._inbox is not None:

@@ -4,12 +4,16 @@ case at a time (atomic, never twice, chained, stored on an error)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from authpairs.backends.base import ChatRequest
 from authpairs.backends.scripted import ScriptedBackend
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.models import Case
+from authpairs.errors import RecordsError
 from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.review.reviewers import ModelReviewer
@@ -19,6 +23,7 @@ from authpairs.runs.config import RunConfig, SamplingConfig
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
+from tests.runs.test_kill_resume import copied_rows
 
 
 def _info(run_id: str = "r") -> RunInfo:
@@ -119,3 +124,32 @@ async def test_finished_cases_are_stored_when_the_run_fails(tmp_path: Path) -> N
         (run,) = store.list_runs()
         assert len(store.done_case_ids(run.run_id)) == 7  # all but the one that crashed
         assert verify_chain(store, run.run_id).ok
+
+
+@pytest.mark.parametrize("records_process", ["never", "always"])
+async def test_a_batch_that_cannot_be_stored_stops_the_run(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch,
+        records_process: str) -> None:
+    """A batch stored after its delay (by the run's background flusher) that fails must stop
+    the run with that error, not vanish while the run goes on."""
+    monkeypatch.setenv("AUTHPAIRS_RECORD_PROCESS", records_process)
+    records = tmp_path / "r.sqlite"
+    answered = 0
+
+    async def script(request: ChatRequest) -> str:
+        nonlocal answered
+        answered += 1
+        if answered == 5:
+            with sqlite3.connect(records, timeout=10) as conn:
+                conn.execute("DELETE FROM runs")  # the next batch cannot be stored
+        await asyncio.sleep(0.02)
+        return '{"decision": "ALLOW"}'
+
+    dataset = Dataset("copies", [Case.model_validate(r) for r in copied_rows(examples, 6)])
+    config = RunConfig.model_validate({"dataset": "copies", "split": "all", "enforce": False,
+                                       "records": str(records), "concurrency": 2})
+    reviewer = ModelReviewer(get_interface("direct"), ScriptedBackend(script),
+                             SamplingConfig())
+    with pytest.raises(RecordsError, match="no run"):
+        await run_async(config, progress=False, dataset=dataset, reviewer=reviewer)
+    assert answered < len(dataset.cases)  # it stopped, it did not review everything first

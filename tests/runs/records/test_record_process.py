@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
@@ -172,3 +173,21 @@ def test_a_dead_records_process_error_says_how_to_do_without(tmp_path: Path,
                                     ReviewOutcome.decided(Decision.ALLOW), None,
                                     [Attempt(1, 0.1)]))
         writer.finish()
+
+
+async def test_the_run_stops_with_the_records_process_own_words(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, "always")
+    records = tmp_path / "r.sqlite"
+    requests = 0
+
+    def remove_the_run() -> None:  # whatever breaks the records file under the run
+        nonlocal requests
+        requests += 1
+        if requests == 10:
+            with sqlite3.connect(records, timeout=10) as conn:
+                conn.execute("DELETE FROM runs")
+
+    with pytest.raises(RecordsError, match=r"storing records: RecordStoreError: .*no run 'r'"):
+        await run_async(_config(records), progress=False, dataset=_copies(examples, 20),
+                        reviewer=_reviewer(remove_the_run))
