@@ -59,22 +59,33 @@ def settled_count(db: Path, quiet_s: float = 0.5) -> int:
     return count
 
 
-@pytest.mark.parametrize("records_process", ["never", "always"])
-def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset,
-                                                  records_process: str) -> None:
+def scripted_run(tmp_path: Path, examples: Dataset, *, copies: int, concurrency: int,
+                 records_process: str, run_id: str | None = None
+                 ) -> tuple[list[str], dict[str, str], int, Path]:
+    """An ``authpairs run`` command over ``copies`` x the examples with the slow scripted
+    reviewer: the command, its environment, the number of cases and the records file."""
     cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=10)
+    total = _write_cases(examples, cases, copies=copies)
     db = tmp_path / "records.sqlite"
-    command = [sys.executable, "-m", "authpairs.cli", "run", "--dataset", str(cases),
-               "--split", "all", "--backend", "scripted", "--no-enforce", "--quiet",
-               "--concurrency", "2", "--records", str(db)]
-    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
-           "AUTHPAIRS_RECORD_PROCESS": records_process,
-           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     config = tmp_path / "scripted.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
                       "    script: tests.runs.scripts:slow_allow\n")
-    command += ["--config", str(config)]
+    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
+               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
+               "--concurrency", str(concurrency), "--records", str(db)]
+    if run_id is not None:
+        command += ["--run-id", run_id]
+    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05",
+           "AUTHPAIRS_RECORD_PROCESS": records_process,
+           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return command, env, total, db
+
+
+@pytest.mark.parametrize("records_process", ["never", "always"])
+def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset,
+                                                  records_process: str) -> None:
+    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+                                           records_process=records_process)
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -117,17 +128,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
         tmp_path: Path, examples: Dataset) -> None:
-    cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=10)
-    db = tmp_path / "records.sqlite"
-    config = tmp_path / "scripted.yaml"
-    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.scripts:slow_allow\n")
-    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
-               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
-               "--concurrency", "2", "--records", str(db)]
-    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05", "AUTHPAIRS_RECORD_PROCESS": "always",
-           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+                                           records_process="always")
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60

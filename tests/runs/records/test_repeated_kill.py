@@ -17,26 +17,18 @@ from pathlib import Path
 import pytest
 
 from authpairs.cases.dataset import Dataset
-from tests.conftest import REPO_ROOT
-from tests.runs.test_kill_resume import _count, _write_cases, settled_count
+from tests.runs.test_kill_resume import _count, scripted_run, settled_count
 
 KILLS = 20
 
 
 @pytest.mark.slow
 def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Dataset) -> None:
+    # a batch may hold 0.2 s of cases; records are stored by a records process, which outlives
+    # each kill by the batch it is storing
+    command, env, total, db = scripted_run(tmp_path, examples, copies=60, concurrency=4,
+                                           records_process="always", run_id="killed")
     cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=60)  # a batch may hold 0.2 s of cases
-    db = tmp_path / "records.sqlite"
-    config = tmp_path / "scripted.yaml"
-    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.scripts:slow_allow\n")
-    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
-               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
-               "--concurrency", "4", "--records", str(db), "--run-id", "killed"]
-    # Records stored by a records process, which outlives each kill by the batch it is storing.
-    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.05", "AUTHPAIRS_RECORD_PROCESS": "always",
-           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     kills = 0
     while kills < KILLS:
         before = _count(db)
