@@ -181,6 +181,31 @@ class RunOrchestrator:
         parser = self.reviewer.portable_parser()
         return parser if record_process.portable(parser) else None
 
+    def _record_writer(self, pending: list[Case], on_stored: Callable[[str, bool], None],
+                       batch_size: int) -> RecordWriter | record_process.RecordProcess:
+        """The writer that stores this run's records: a started records process where the run
+        wants one and one can start (then :attr:`parse_later` says whether it parses too),
+        otherwise a :class:`RecordWriter` in this process."""
+        self.parse_later = False
+        separate = self.record_process
+        if separate is None:
+            separate = record_process.wanted(len(pending))
+        if separate and pending:
+            parser = self._portable_parser()
+            writer = record_process.RecordProcess(self.store.path, self.run_id, pending,
+                                                  on_stored, batch_size=batch_size,
+                                                  parser=parser)
+            try:
+                writer.start()
+            except OSError as exc:
+                log.warning("no records process (%s): this process stores the records", exc)
+            else:
+                self.parse_later = parser is not None
+                return writer
+        return RecordWriter(
+            self.store, on_stored, batch_size=batch_size,
+            build=lambda index, review: self._answered_records(pending[index], review))
+
     def _answered_records(self, case: Case, review: Review
                           ) -> tuple[CaseRecord, list[AttemptRecord]]:
         record, attempts = self.records_of(case, review)
@@ -221,25 +246,7 @@ class RunOrchestrator:
             display.advance()
 
         largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
-        self.parse_later = False
-        writer: RecordWriter | record_process.RecordProcess = RecordWriter(
-            self.store, on_stored, batch_size=largest,
-            build=lambda index, review: self._answered_records(pending[index], review))
-        separate = self.record_process
-        if separate is None:
-            separate = record_process.wanted(len(pending))
-        if separate and pending:
-            parser = self._portable_parser()
-            separate_writer = record_process.RecordProcess(
-                self.store.path, self.run_id, pending, on_stored, batch_size=largest,
-                parser=parser)
-            try:
-                separate_writer.start()
-            except OSError as exc:
-                log.warning("no records process (%s): this process stores the records", exc)
-            else:
-                writer = separate_writer
-                self.parse_later = parser is not None
+        writer = self._record_writer(pending, on_stored, largest)
         unclaimed = iter(enumerate(pending))
         claimed: deque[tuple[int, Case, ChatRequest]] = deque()
         blocks = ClaimBlocks(self.concurrency, largest)
@@ -283,8 +290,8 @@ class RunOrchestrator:
                 self.store.add_attempts(attempts)
                 self.store.release(self.run_id, case.case_id)
                 state.infrastructure_failed.append(case.case_id)
-                last = next((a.error for a in reversed(attempts) if a.error), None)
-                state.infrastructure_causes[case.case_id] = short_cause(last or "")
+                state.infrastructure_causes[case.case_id] = short_cause(
+                    review.attempts[-1].error or "")
                 display.advance()
 
         display.start(self.run_id, len(cases), state.already_done)

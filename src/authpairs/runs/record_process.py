@@ -4,11 +4,11 @@
 (``add_review``, ``flush``, ``flush_when_due``, ``finish``) and the same batching policy: a batch
 of finished reviews goes to the records process when it holds ``batch_size`` cases or its oldest
 case is ``max_delay_s`` old. The records process (``python -m authpairs.runs.record_process``, a
-fresh interpreter started at the beginning of the run, talking over two pipes) builds each
-case's records (:func:`~authpairs.runs.reviewed.build_records`: input hash, raw output, reference
-fields), stores each batch in one transaction through its own
-:class:`~authpairs.runs.store.RecordStore` connection, and answers which cases it stored. The run
-counts a case as recorded only then.
+fresh interpreter started at the beginning of the run, talking over two pipes) builds each case's
+records (:func:`~authpairs.runs.reviewed.build_records`: input hash, raw output, reference fields,
+and the parse where no enforcement point needed the decision first), stores each batch in one
+transaction through its own :class:`~authpairs.runs.store.RecordStore` connection, and answers
+which cases it stored. The run counts a case as recorded only then.
 
 Guarantees (``docs/reliability.md``): a batch is stored whole or not at all, as before. If the
 run's process is killed, the records process still stores every batch it had received, then

@@ -1,9 +1,9 @@
 """Batched storing of finished cases: one SQLite transaction per batch instead of one per case.
 
 A run's workers hand each finished case (its review, or its record and attempts) to a
-:class:`RecordWriter`, which stores the records in the run's own process; a fast run on a machine
-with ``fork`` uses :class:`~authpairs.runs.record_process.RecordProcess` instead, the same
-interface with the records built and stored by a second process.
+:class:`RecordWriter`, which stores the records in the run's own process; a run of 500 or more
+cases uses :class:`~authpairs.runs.record_process.RecordProcess` instead, the same interface with
+the records built and stored by a second process.
 The writer stores the buffered cases together when the buffer holds ``batch_size`` of them, when
 the oldest has waited ``max_delay_s``, and when the run ends (even by an error or an interrupt).
 A case is *recorded* once its batch has committed; a process killed before that leaves the case
