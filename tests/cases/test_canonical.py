@@ -142,3 +142,54 @@ def test_whole_and_member_hashes_equal_two_separate_hashes(rest: dict[str, Any],
 def test_a_text_member_is_hashed_as_text_like_sha256_hex(member: Any) -> None:
     value = {"id": "c1", "public": member}
     assert sha256_hex_and_member(value, "public") == (sha256_hex(value), sha256_hex(member))
+
+
+# -- the manifest skips the non-finite check: a case's JSON-mode dump never holds NaN ---------
+
+def _json_types(schema: Any) -> set[str]:
+    """Every JSON Schema ``type`` named anywhere in ``schema``."""
+    if isinstance(schema, dict):
+        found = {schema["type"]} if isinstance(schema.get("type"), str) else set()
+        for value in schema.values():
+            found |= _json_types(value)
+        return found
+    if isinstance(schema, list):
+        return set().union(*(_json_types(item) for item in schema)) if schema else set()
+    return set()
+
+
+def test_a_case_has_no_float_field() -> None:
+    from authpairs.cases.models import Case
+
+    assert "number" not in _json_types(Case.model_json_schema())
+
+
+def test_a_non_finite_number_in_a_case_is_dumped_as_null(examples: Any) -> None:
+    from authpairs.cases.dataset import Dataset
+
+    case = examples.cases[0]
+    arguments = {"limit": math.nan, "scores": [math.inf, -math.inf, 1.5e-7], "n": {"x": math.nan}}
+    odd = case.model_copy(update={"public": case.public.model_copy(update={
+        "request": case.public.request.model_copy(update={"arguments": arguments})})})
+    dumped = odd.model_dump(mode="json")
+    assert dumped["public"]["request"]["arguments"] == {
+        "limit": None, "scores": [None, None, 1.5e-7], "n": {"x": None}}
+    # The manifest's unchecked path gives the digests the checked path gives.
+    assert sha256_hex_and_member(dumped, "public", finite=True) == sha256_hex_and_member(
+        dumped, "public")
+    manifest = Dataset("odd", [odd]).manifest()
+    whole, public = sha256_hex_and_member(dumped, "public")
+    assert manifest.public_sha256 == sha256_hex([(odd.case_id, public)])
+    assert manifest.full_sha256 == sha256_hex([(odd.case_id, whole)])
+
+
+@SETTINGS
+@given(st.dictionaries(KEYS, JSON_VALUES, max_size=4), JSON_VALUES)
+def test_finite_data_hashes_alike_with_and_without_the_check(rest: dict[str, Any],
+                                                             member: Any) -> None:
+    value = {**rest, "public": member}
+    try:
+        checked = sha256_hex_and_member(value, "public")
+    except (TypeError, ValueError):
+        return  # non-finite or not JSON: the caller of finite=True vouches it is neither
+    assert sha256_hex_and_member(value, "public", finite=True) == checked

@@ -6,8 +6,9 @@ instead, with the same sampling, deadline and error rules.
 Requests are spread across one or several base URLs (the least-loaded endpoint first) with a
 bounded number in flight per endpoint. Sampling parameters, a JSON-schema ``response_format`` and
 an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given. Each request
-has a deadline. Refused connections, timeouts, HTTP 429 and 5xx raise
-:class:`~authpairs.backends.base.TransportError`; other 4xx raise
+has a deadline (kept by a :class:`~authpairs.backends.deadlines.DeadlineWatch`: a request ends at
+most an eighth of the deadline, and at most a second, after it). Refused connections, timeouts,
+HTTP 429 and 5xx raise :class:`~authpairs.backends.base.TransportError`; other 4xx raise
 :class:`~authpairs.backends.base.BackendError`.
 """
 
@@ -26,6 +27,7 @@ import orjson
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
+from authpairs.backends.deadlines import DeadlineExceeded, DeadlineWatch
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
@@ -187,6 +189,8 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.param_names = dict(param_names or {})
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
+        # One watcher keeps every request's deadline (a timer per request costs more).
+        self._deadlines = DeadlineWatch(deadline_s)
         headers = {"Content-Type": "application/json"}  # every call POSTs a JSON body
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -220,6 +224,7 @@ class OpenAIBackend:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._deadlines.close()
         await self._client.aclose()
 
     def describe(self) -> dict[str, Any]:
@@ -239,17 +244,25 @@ class OpenAIBackend:
                 started = time.perf_counter()
                 payload = build_payload(self.model, request, sampling, self.extra_body,
                                         self.param_names)
+                watched = self._deadlines.start()
                 try:
-                    async with asyncio.timeout(self.deadline_s):  # no extra task per request
-                        reply = await self._client.post(
-                            endpoint.urls[completion_path(request)],
-                            content=orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS))
-                except TimeoutError as exc:
+                    reply = await self._client.post(
+                        endpoint.urls[completion_path(request)],
+                        content=orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS))
+                except asyncio.CancelledError:
+                    try:
+                        self._deadlines.raise_if_expired(watched)
+                    except DeadlineExceeded as exc:
+                        raise TransportError(f"{endpoint.base_url}: timeout: {exc}") from None
+                    raise
+                except httpx.TimeoutException as exc:  # one phase alone took the deadline
                     raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
                                          f"within the {self.deadline_s:g} s deadline") from exc
                 except httpx.TransportError as exc:
                     raise TransportError(
                         f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
+                finally:
+                    self._deadlines.stop(watched)
                 elapsed = time.perf_counter() - started
         finally:
             endpoint.in_flight -= 1

@@ -97,8 +97,9 @@ def _small_float_layout(text: bytes) -> bool:
     return False
 
 
-def _fast(data: Any, *, ascii_only: bool) -> bytes | None:
-    """orjson's canonical bytes of ``data`` when they are identical to :mod:`json`'s, else None."""
+def _fast(data: Any, *, ascii_only: bool, finite: bool = False) -> bytes | None:
+    """orjson's canonical bytes of ``data`` when they are identical to :mod:`json`'s, else None.
+    ``finite``: the caller vouches that ``data`` holds no NaN or infinity (not checked)."""
     try:
         text = orjson.dumps(data, default=_refuse, option=_ORJSON_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
@@ -107,7 +108,7 @@ def _fast(data: Any, *, ascii_only: bool) -> bytes | None:
         return None
     if _small_float_layout(text):
         return None
-    if b"null" in text and _may_hold_non_finite(data):
+    if not finite and b"null" in text and _may_hold_non_finite(data):
         return None
     return text
 
@@ -140,12 +141,14 @@ def _canonical_bytes(value: Any) -> bytes:
     return fast if fast is not None else _ENCODER.encode(data).encode("utf-8")
 
 
-def sha256_hex_and_member(value: dict[str, Any], key: str) -> tuple[str, str]:
+def sha256_hex_and_member(value: dict[str, Any], key: str, *,
+                          finite: bool = False) -> tuple[str, str]:
     """:func:`sha256_hex` of ``value`` (plain JSON data) and of its member ``value[key]``.
 
     When orjson's text of the whole passes the checks, the member's text is a part of it and
-    passes them too, so it is written without checking again."""
-    whole = _fast(value, ascii_only=False)
+    passes them too, so it is written without checking again. ``finite``: the caller vouches
+    that ``value`` holds no NaN or infinity, which saves looking for one (the same digests)."""
+    whole = _fast(value, ascii_only=False, finite=finite)
     if whole is None:
         return sha256_hex(value), sha256_hex(value[key])
     if isinstance(value[key], str | bytes):  # hashed as-is, not as JSON (see sha256_hex)

@@ -37,7 +37,7 @@ import orjson
 from authpairs.cases.models import Case
 from authpairs.errors import ConfigError, RecordsError
 from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
-from authpairs.runs.reviewed import Parser, Review, build_records
+from authpairs.runs.reviewed import Parser, Review, WireReview, build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import DEFAULT_MAX_DELAY_S, Batches
 
@@ -149,7 +149,7 @@ class RecordProcess(Batches[tuple[int, Review]]):
         if not self._buffer:
             return
         batch, self._buffer = self._buffer, []
-        self._send(batch, len(batch))
+        self._send([(index, review.to_wire()) for index, review in batch], len(batch))
 
     def _tick(self) -> None:
         self._collect(wait=False)
@@ -256,11 +256,12 @@ def serve(inbox: Connection, answers: Connection) -> None:
                 return
             if data == _END:
                 return
-            batch: list[tuple[int, Review]] = pickle.loads(data)
+            batch: list[tuple[int, WireReview]] = pickle.loads(data)
             try:
                 items: list[tuple[CaseRecord, list[AttemptRecord]]] = []
-                for index, review in batch:
-                    record, attempts = build_records(run_id, facts[index], review, parser)
+                for index, wire in batch:
+                    record, attempts = build_records(run_id, facts[index],
+                                                     Review.from_wire(wire), parser)
                     assert record is not None, "only answered reviews are sent"
                     items.append((record, attempts))
                 stored = store.add_cases(items)
