@@ -8,13 +8,16 @@ async HTTP client, all against one local OpenAI-compatible stub server on 127.0.
 * ``bare httpx`` -- the plain way to write it: one task per prompt behind a semaphore,
   ``base_url`` plus a relative path, ``json=`` and ``.json()``; for comparison.
 * ``authpairs`` -- ``run_async`` with the OpenAI backend: render, hash, call, strict parse, one
-  SQLite case record + attempt per case (everything a run records; effects off).
+  SQLite case record + attempt per case (everything a run records; effects off). A run of 500+
+  cases hands rendering ahead, hashing, parsing and storing to its records process (a second
+  process; its CPU time is reported beside the client's).
 * ``inspect: authpairs/cases`` -- Inspect AI's ``openai-api`` provider running the authpairs task
   (same rendering, strict scorer, metrics) and writing its ``.eval`` log.
 * ``inspect: generate only`` -- the same samples with Inspect's plain ``generate()`` and no scorer.
 
 Each variant runs in its own subprocess (peak RSS per variant); variants alternate within each
-repeat so their ratios are comparable on a noisy machine; the best wall time of ``--repeat`` counts.
+repeat so their ratios are comparable on a noisy machine; the verdict is the median of the
+back-to-back wall ratios of authpairs to the floor.
 The stub is pinned to the last CPU (it stands for a model server elsewhere); the clients are not.
 
     python bench/bench_inspect_overhead.py [--cases 2000] [--repeat 3] [--concurrency 16] [--write]
@@ -124,10 +127,10 @@ _INSTANT_ANSWER = '{"decision": "BLOCK"}'
 
 
 def work_without_http(n: int, concurrency: int) -> dict[str, float]:
-    """CPU per prompt of rendering alone and of a whole authpairs run over a scripted backend
-    that answers at once
-    (render, hash, parse, records, claims, manifest): their difference is what authpairs adds
-    to each request beyond the HTTP client, free of the client's and the machine's noise."""
+    """CPU per prompt of rendering alone (what the bare client does besides HTTP) and of a whole
+    authpairs run over a scripted backend that answers at once (render, hash, parse, records,
+    claims, manifest), in the run's process and in its records process: authpairs' own work,
+    free of the HTTP client's and the machine's noise."""
     from authpairs.backends.base import ChatResponse
     from authpairs.backends.config import SamplingConfig
     from authpairs.backends.scripted import ScriptedBackend
@@ -157,7 +160,7 @@ def work_without_http(n: int, concurrency: int) -> dict[str, float]:
     run = own_after - own
     records = children_after - children
     return {"render_us": render / n * 1e6, "run_us": run / n * 1e6,
-            "added_us": (run - render) / n * 1e6, "records_us": records / n * 1e6}
+            "records_us": records / n * 1e6}
 
 
 def _inspect(base_url: str, dataset: Any, concurrency: int, tmp: Path, scorer: bool) -> int:
@@ -305,23 +308,24 @@ def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat
               "stands for a model server elsewhere), the clients are not. "
               "Client CPU time (user+sys of the client process while it ran) is less sensitive "
               "to other load on the machine than wall time; CPU time of child processes "
-              "(authpairs' records process: runs of 500+ cases store their records there, on "
-              "the other core) is shown beside it and not in the CPU ratio."]
+              "(authpairs' records process: runs of 500+ cases render ahead and store their "
+              "records there, on the other core) is shown beside it and not in the CPU ratio."]
     plain = paired_ratios(rounds, "seconds", "bare httpx")
     if plain:
         lines += ["", f"Against `bare httpx` written as httpx documents it, authpairs' median "
                   f"paired wall ratio is {statistics.median(plain):.2f}."]
     if work:
-        added = statistics.median(w["added_us"] for w in work)
+        run = statistics.median(w["run_us"] for w in work)
         render = statistics.median(w["render_us"] for w in work)
         per_request = best[FLOOR]["cpu_s"] / n * 1e6
         records = statistics.median(w.get("records_us", 0.0) for w in work)
-        lines += ["", f"What authpairs adds per prompt, measured without HTTP (a run over an "
-                  f"instant in-process backend, minus rendering; median of {len(work)}): "
-                  f"**{added:.0f} us** in the run's process (rendering, shared with the bare "
-                  f"client: {render:.0f} us), against {per_request:.0f} us of client CPU per "
-                  f"request for the floor: {added / per_request:.1%} of it; plus {records:.0f} "
-                  f"us in the records process."]
+        lines += ["", f"authpairs' own work per prompt, measured without HTTP (a run over an "
+                  f"instant in-process backend; median of {len(work)}): **{run:.0f} us** in the "
+                  f"run's process (the cases it rendered itself included), against "
+                  f"{render:.0f} us for the bare client to render a prompt and "
+                  f"{per_request:.0f} us of client CPU per request for the floor; plus "
+                  f"{records:.0f} us in the records process (it renders ahead, hashes, parses "
+                  f"and stores)."]
     return "\n".join(lines) + "\n"
 
 
@@ -370,7 +374,7 @@ def main() -> None:
                      str(args.cases), "--concurrency", str(args.concurrency), "--child", NO_HTTP,
                      base_url], check=True, capture_output=True, text=True).stdout
                 work.append(json.loads(out.strip().splitlines()[-1]))
-                print(f"{NO_HTTP}: {work[-1]['added_us']:.0f} us per prompt", file=sys.stderr)
+                print(f"{NO_HTTP}: {work[-1]['run_us']:.0f} us per prompt", file=sys.stderr)
     finally:
         stub.terminate()
         stub.wait(timeout=10)

@@ -2,7 +2,8 @@
 
 For each case that has no record yet in the run: claim it (so a second process on the same run
 never reviews it too; claims are taken a block of cases per transaction, ``concurrency`` cases
-or more when cases finish fast, and the block is rendered right after its claim), ask the
+or more when cases finish fast, and the block is rendered right after its claim, or taken
+rendered from the records process where that rendered it ahead), ask the
 reviewer, retry *transport* failures only (recorded as infrastructure attempts, honouring a
 bounded ``Retry-After``), parse the answer (a parser that raises still yields an *unavailable*
 outcome), dispatch it to the enforcement point (if any), and hand the
@@ -30,11 +31,12 @@ from dataclasses import dataclass, field
 from authpairs.backends.base import ChatRequest, TransportError
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
+from authpairs.review.interfaces import ReviewInterface
 from authpairs.review.reviewers import ModelReviewer, Reviewer
 from authpairs.runs import record_process
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.records import AttemptRecord, CaseRecord
-from authpairs.runs.reviewed import Attempt, Parser, Review, build_records, safe_parse
+from authpairs.runs.reviewed import Attempt, Review, build_records, safe_parse
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
@@ -139,12 +141,15 @@ class RunOrchestrator:
             delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
         return delay
 
-    async def review_case(self, case: Case, request: ChatRequest | None = None) -> Review:
+    async def review_case(self, case: Case, request: ChatRequest | None = None, *,
+                          request_known: bool = False) -> Review:
         """Review one case: render, ask (retrying transport failures), parse (unless the records
         process does: :attr:`parse_later`), and enforce where there is an enforcement point. The
         review has no response when every attempt failed in transport. ``request`` is the case
-        rendered already, if it was."""
-        review = Review(request if request is not None else self.reviewer.render(case.public))
+        rendered already, if it was (``request_known``: by the records process, which keeps
+        it)."""
+        review = Review(request if request is not None else self.reviewer.render(case.public),
+                        request_known=request_known)
         for number in range(1, self.infra_retries + 2):
             started = time.perf_counter()
             try:
@@ -173,13 +178,13 @@ class RunOrchestrator:
             return review
         return review
 
-    def _portable_parser(self) -> Parser | None:
-        """The reviewer's parser for a records process, when it may parse there: no enforcement
-        point needs the decision first, and the parser can travel to another process."""
-        if self.enforcer is not None or not isinstance(self.reviewer, ModelReviewer):
+    def _portable_interface(self) -> ReviewInterface | None:
+        """The reviewer's interface, when it can travel to a records process (which then
+        renders and may parse there)."""
+        if not isinstance(self.reviewer, ModelReviewer):
             return None
-        parser = self.reviewer.portable_parser()
-        return parser if record_process.portable(parser) else None
+        interface = self.reviewer.portable_parser()
+        return interface if record_process.portable(interface) else None
 
     def _record_writer(self, pending: list[Case], on_stored: Callable[[str, bool], None],
                        batch_size: int) -> RecordWriter | record_process.RecordProcess:
@@ -191,10 +196,12 @@ class RunOrchestrator:
         if separate is None:
             separate = record_process.wanted(len(pending))
         if separate and pending:
-            parser = self._portable_parser()
+            interface = self._portable_interface()
+            # It parses there when no enforcement point needs the decision first.
+            parser = interface if self.enforcer is None else None
             writer = record_process.RecordProcess(self.store.path, self.run_id, pending,
                                                   on_stored, batch_size=batch_size,
-                                                  parser=parser)
+                                                  parser=parser, renderer=interface)
             try:
                 writer.start()
             except OSError as exc:
@@ -248,10 +255,18 @@ class RunOrchestrator:
         largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
         writer = self._record_writer(pending, on_stored, largest)
         unclaimed = iter(enumerate(pending))
-        claimed: deque[tuple[int, Case, ChatRequest]] = deque()
+        claimed: deque[tuple[int, Case, ChatRequest, bool]] = deque()
         blocks = ClaimBlocks(self.concurrency, largest)
 
-        def next_case() -> tuple[int, Case, ChatRequest] | None:
+        def request_for(index: int, case: Case) -> tuple[int, Case, ChatRequest, bool]:
+            """A claimed case with its request: rendered ahead by the records process where
+            that is ready, otherwise here."""
+            request = writer.rendered(index)
+            if request is not None:
+                return index, case, request, True
+            return index, case, self.reviewer.render(case.public), False
+
+        def next_case() -> tuple[int, Case, ChatRequest, bool] | None:
             """The next case this process holds a claim on; claims a block of cases (see
             :class:`ClaimBlocks`) in one transaction whenever the held ones are handed out."""
             while not claimed:
@@ -263,8 +278,8 @@ class RunOrchestrator:
                                                  self.lease_s))
                 # Rendered together, right after the claim: one pass over the templates for the
                 # whole block costs less than one per case between network calls.
-                claimed.extend((index, case, self.reviewer.render(case.public))
-                               for index, case in block if case.case_id in held)
+                claimed.extend(request_for(index, case) for index, case in block
+                               if case.case_id in held)
                 if len(held) < len(block):
                     recorded = self.store.done_case_ids(self.run_id)
                     for _, case in block:
@@ -279,8 +294,8 @@ class RunOrchestrator:
 
         async def worker() -> None:
             while (item := next_case()) is not None:
-                index, case, request = item
-                review = await self.review_case(case, request)
+                index, case, request, known = item
+                review = await self.review_case(case, request, request_known=known)
                 if review.effect is not None and not review.effect.audit_ok:
                     audit_failed.add(case.case_id)
                 if review.response is not None:

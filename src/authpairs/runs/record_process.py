@@ -1,14 +1,24 @@
 """Records built and stored by a second process, so a long run's own process only reviews.
 
 :class:`RecordProcess` has the interface of :class:`~authpairs.runs.writer.RecordWriter`
-(``add_review``, ``flush``, ``flush_when_due``, ``finish``) and the same batching policy: a batch
-of finished reviews goes to the records process when it holds ``batch_size`` cases or its oldest
-case is ``max_delay_s`` old. The records process (``python -m authpairs.runs.record_process``, a
-fresh interpreter started at the beginning of the run, talking over two pipes) builds each case's
+(``rendered``, ``add_review``, ``flush``, ``flush_when_due``, ``finish``) and the same batching
+policy: a batch of finished reviews goes to the records process when it holds ``batch_size``
+cases or its oldest case is ``max_delay_s`` old. The records process (``python -m
+authpairs.runs.record_process``, a fresh interpreter started at the beginning of the run, handed
+the run's cases in an unlinked temporary file, talking over three pipes) builds each case's
 records (:func:`~authpairs.runs.reviewed.build_records`: input hash, raw output, reference fields,
 and the parse where no enforcement point needed the decision first), stores each batch in one
 transaction through its own :class:`~authpairs.runs.store.RecordStore` connection, and answers
 which cases it stored. The run counts a case as recorded only then.
+
+**Rendering ahead.** When the reviewer's interface can travel too (a model reviewer), the records
+process also renders the run's cases, in order, a few ahead of the run (a thread of its own
+sends them down a third pipe, which holds them until the run reads them), and keeps each request
+it rendered. The run takes a case's request from there when it is ready and renders the case
+itself when it is not (at the start, while the records process starts up, or if rendering
+there failed); a review whose request came from the records process crosses back without it.
+What is sent is what is recorded either way: the records process hashes the very request it
+handed over, and ``authpairs audit`` re-renders every input from the dataset.
 
 Guarantees (``docs/reliability.md``): a batch is stored whole or not at all, as before. If the
 run's process is killed, the records process still stores every batch it had received, then
@@ -28,16 +38,21 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import orjson
 
-from authpairs.cases.models import Case
+from authpairs.backends.base import ChatRequest
+from authpairs.cases.models import Case, PublicCase
 from authpairs.errors import ConfigError, RecordsError
 from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
-from authpairs.runs.reviewed import Parser, Review, WireReview, build_records
+from authpairs.runs.reviewed import Parser, Renderer, Review, WireReview, build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import DEFAULT_MAX_DELAY_S, Batches
 
@@ -58,6 +73,9 @@ PIPE_BYTES = 1 << 20
 
 #: How much lower the records process's scheduling priority is than the run's.
 NICENESS = 10
+
+#: The records process renders cases ahead of the run this many at a time.
+RENDER_CHUNK = 32
 
 #: The records process copies the WAL into the database file every this many pages (4 MiB), so
 #: the run's process, which closes the file last, has little left to copy at the end.
@@ -99,9 +117,12 @@ class RecordProcess(Batches[tuple[int, Review]]):
 
     def __init__(self, store_path: Path, run_id: str, cases: Sequence[Case],
                  on_stored: Callable[[str, bool], None], *, batch_size: int = 16,
-                 max_delay_s: float = DEFAULT_MAX_DELAY_S, parser: Parser | None = None) -> None:
+                 max_delay_s: float = DEFAULT_MAX_DELAY_S, parser: Parser | None = None,
+                 renderer: Renderer | None = None) -> None:
         super().__init__(batch_size, max_delay_s)
         self.parser = parser
+        #: Renders the cases ahead in the records process (None: the run renders them).
+        self.renderer = renderer
         self.store_path = store_path
         self.run_id = run_id
         self.cases = cases
@@ -111,33 +132,75 @@ class RecordProcess(Batches[tuple[int, Review]]):
         self._process: subprocess.Popen[bytes] | None = None
         self._inbox: Connection | None = None   # the run writes reviews here
         self._answers: Connection | None = None  # and reads what was stored here
+        self._renders: Connection | None = None  # and the requests rendered ahead here
+        self._ahead: deque[tuple[int, list[dict[str, Any]]]] = deque()  # chunks read, unused
+        #: How many of the run's requests came rendered from the records process.
+        self.rendered_ahead = 0
 
     def start(self) -> None:
-        """Start the records process and send it the run's cases."""
+        """Start the records process and hand it the run's cases."""
+        # The cases' facts (and public parts, to render) as JSON: several times faster to write
+        # and read than pickled tuples or models. They go in an unlinked temporary file, not
+        # down a pipe: writing megabytes to a pipe would wait for the records process to start.
+        facts = orjson.dumps([CaseFacts.of(c) for c in self.cases], default=tuple)
+        publics = None
+        if self.renderer is not None:
+            publics = ("[" + ",".join(c.public.model_dump_json() for c in self.cases)
+                       + "]").encode()
+        with tempfile.TemporaryFile() as header:
+            pickle.dump((str(self.store_path), self.run_id, facts, self.parser, self.renderer,
+                         publics), header, protocol=pickle.HIGHEST_PROTOCOL)
+            header.flush()
+            self._spawn(header.fileno())
+
+    def _spawn(self, header: int) -> None:
+        """Start the records process with its three pipes and the header file ``header``."""
         inbox_read, inbox_write = os.pipe()  # neither end is inherited by other children
         answers_read, answers_write = os.pipe()
+        renders_read, renders_write = os.pipe()
         _enlarge(inbox_write)
+        _enlarge(renders_write)
         package_root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)}
         try:  # OSError (no interpreter to start): the caller stores the records itself
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "authpairs.runs.record_process", str(inbox_read),
-                 str(answers_write)], pass_fds=(inbox_read, answers_write),
+                [sys.executable, "-m", "authpairs.runs.record_process", str(header),
+                 str(inbox_read), str(answers_write), str(renders_write)],
+                pass_fds=(header, inbox_read, answers_write, renders_write),
                 stdin=subprocess.DEVNULL, env=env)
         except OSError:
-            os.close(inbox_write)
-            os.close(answers_read)
+            for fd in (inbox_write, answers_read, renders_read):
+                os.close(fd)
             raise
         finally:
-            os.close(inbox_read)
-            os.close(answers_write)
+            for fd in (inbox_read, answers_write, renders_write):
+                os.close(fd)
         self._inbox = Connection(inbox_write, readable=False)
         self._answers = Connection(answers_read, writable=False)
-        # The cases' facts as JSON: several times faster to write and read than pickled tuples.
-        facts = orjson.dumps([CaseFacts.of(c) for c in self.cases], default=tuple)
-        header = (str(self.store_path), self.run_id, facts, self.parser)
-        self._send(header, 0)
+        self._renders = Connection(renders_read, writable=False)
+
+    def rendered(self, index: int) -> ChatRequest | None:
+        """The request the records process rendered for ``self.cases[index]``, if it is ready
+        (None: render it in this process). Indices must come in increasing order: requests for
+        the cases passed over are dropped."""
+        ahead, renders = self._ahead, self._renders
+        while True:
+            while ahead and ahead[0][0] + len(ahead[0][1]) <= index:
+                ahead.popleft()
+            if ahead:
+                start, requests = ahead[0]
+                if index < start:
+                    return None
+                self.rendered_ahead += 1
+                return ChatRequest(**requests[index - start])
+            if renders is None or not renders.poll():
+                return None
+            try:
+                ahead.append(pickle.loads(renders.recv_bytes()))
+            except (EOFError, OSError):  # rendering there stopped: this process renders
+                renders.close()
+                self._renders = renders = None
 
     def add_review(self, index: int, review: Review) -> None:
         """Buffer the review of ``self.cases[index]``; sends the batch when it is full."""
@@ -208,6 +271,9 @@ class RecordProcess(Batches[tuple[int, Review]]):
         return self._failure
 
     def _close(self) -> None:
+        if self._renders is not None:  # the records process stops rendering (if it was)
+            self._renders.close()
+            self._renders = None
         if self._inbox is not None:
             with contextlib.suppress(OSError):  # already gone
                 self._inbox.send_bytes(_END)
@@ -235,11 +301,15 @@ def _enlarge(fd: int) -> None:
         pass
 
 
-def serve(inbox: Connection, answers: Connection) -> None:
-    """The records process: store each batch it receives and answer what it stored, until the
-    run says it is done or goes away."""
+def serve(header: BinaryIO, inbox: Connection, answers: Connection,
+          renders: Connection) -> None:
+    """The records process: read the run's ``header`` (its cases), store each batch it
+    receives and answer what it stored, until the run says it is done or goes away; meanwhile
+    render the run's cases ahead (when it sent a renderer) on ``renders``."""
     try:
-        store_path, run_id, facts_json, parser = pickle.loads(inbox.recv_bytes())
+        header.seek(0)  # the run wrote it through the same open file
+        store_path, run_id, facts_json, parser, renderer, publics = pickle.load(header)
+        header.close()
         facts = [CaseFacts(*row) for row in orjson.loads(facts_json)]
         store = RecordStore(store_path)
         store.checkpoint_every(CHECKPOINT_PAGES)
@@ -248,6 +318,11 @@ def serve(inbox: Connection, answers: Connection) -> None:
     except Exception as exc:
         _answer(answers, f"{type(exc).__name__}: {exc}")
         return
+    ahead = RenderAhead(renderer, publics, renders)
+    if renderer is not None and publics is not None:
+        threading.Thread(target=ahead.run, daemon=True, name="render-ahead").start()
+    else:
+        renders.close()
     with store:
         while True:
             try:
@@ -260,8 +335,8 @@ def serve(inbox: Connection, answers: Connection) -> None:
             try:
                 items: list[tuple[CaseRecord, list[AttemptRecord]]] = []
                 for index, wire in batch:
-                    record, attempts = build_records(run_id, facts[index],
-                                                     Review.from_wire(wire), parser)
+                    review = Review.from_wire(wire, ahead.take(index))
+                    record, attempts = build_records(run_id, facts[index], review, parser)
                     assert record is not None, "only answered reviews are sent"
                     items.append((record, attempts))
                 stored = store.add_cases(items)
@@ -272,21 +347,66 @@ def serve(inbox: Connection, answers: Connection) -> None:
                                                                         strict=True)])
 
 
+class RenderAhead:
+    """The records process's rendering thread: renders the run's cases in order,
+    :data:`RENDER_CHUNK` at a time, keeps each request and sends it to the run, until all are
+    sent or the run stops reading (the pipe holds what the run has not read yet, so the thread
+    is never far ahead). Chunks the run has already passed (it rendered those cases itself,
+    while this process started) are skipped. If rendering fails here, it stops: the run renders
+    the rest itself, and meets the same error there."""
+
+    def __init__(self, renderer: Renderer | None, publics_json: bytes | None,
+                 renders: Connection) -> None:
+        self.renderer = renderer
+        self.publics_json = publics_json
+        self.renders = renders
+        self._known: dict[int, ChatRequest] = {}  # rendered here, handed to the run
+        self._passed = -1  # the highest case index of any review received
+
+    def take(self, index: int) -> ChatRequest | None:
+        """The request rendered here for case ``index``, if it was (the review of that case
+        has come back: the run is past it)."""
+        self._passed = max(self._passed, index)
+        return self._known.pop(index, None)
+
+    def run(self) -> None:
+        """Render and send until done (the thread's body)."""
+        assert self.renderer is not None and self.publics_json is not None
+        publics = orjson.loads(self.publics_json)
+        try:
+            for start in range(0, len(publics), RENDER_CHUNK):
+                end = min(start + RENDER_CHUNK, len(publics))
+                if end <= self._passed:
+                    continue
+                chunk = []
+                for index in range(start, end):
+                    request = self.renderer.render(PublicCase.model_validate(publics[index]))
+                    self._known[index] = request
+                    chunk.append(vars(request))
+                self.renders.send_bytes(pickle.dumps((start, chunk),
+                                                     protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # a pipe the run closed, or a case that does not render here
+            pass
+        finally:
+            self.renders.close()
+
+
 def _answer(answers: Connection, reply: object) -> None:
     with contextlib.suppress(OSError):  # the run's process is gone; what was stored stays
         answers.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def main(argv: list[str]) -> None:
-    """Entry point of the records process: ``python -m authpairs.runs.record_process IN OUT``
-    (the descriptors of the two pipes)."""
+    """Entry point of the records process: ``python -m authpairs.runs.record_process HEADER IN
+    OUT RENDERS`` (the descriptors of the header file and of the three pipes)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run decides when to stop
     with contextlib.suppress(OSError, AttributeError):
         # Background work: where it wakes up on the core the run is using, it waits for that
         # core or moves to another instead of preempting the run's process (which would hold up
         # the reviews). When the run waits for it, it gets the core all the same.
         os.nice(NICENESS)
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
+    serve(os.fdopen(int(argv[0]), "rb"), Connection(int(argv[1]), writable=False),
+          Connection(int(argv[2]), readable=False), Connection(int(argv[3]), readable=False))
 
 
 if __name__ == "__main__":

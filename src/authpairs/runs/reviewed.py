@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from authpairs.backends.base import ChatRequest, ChatResponse
-from authpairs.cases.models import Case
+from authpairs.cases.models import Case, PublicCase
 from authpairs.enforce.records import EffectRecord
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
@@ -43,27 +43,45 @@ class Review:
     outcome: ReviewOutcome | None = None
     effect: EffectRecord | None = None
     attempts: list[Attempt] = field(default_factory=list)
+    #: The records process rendered ``request`` and keeps it: the review crosses without it.
+    request_known: bool = False
 
     def to_wire(self) -> WireReview:
         """This review as plain data, for another process: several times cheaper to pickle
         than the models themselves (a pydantic model pickles through its whole state)."""
         response = self.response
-        return (vars(self.request), None if response is None else vars(response), self.outcome,
-                self.effect, [(a.number, a.latency_s, a.error) for a in self.attempts])
+        return (None if self.request_known else vars(self.request),
+                None if response is None else vars(response), self.outcome, self.effect,
+                [(a.number, a.latency_s, a.error) for a in self.attempts])
 
     @classmethod
-    def from_wire(cls, data: WireReview) -> Review:
-        """The review :meth:`to_wire` made ``data`` of."""
-        request, response, outcome, effect, attempts = data
-        return cls(ChatRequest(**request),
-                   None if response is None else ChatResponse(**response), outcome, effect,
-                   [Attempt(*attempt) for attempt in attempts])
+    def from_wire(cls, data: WireReview, known: ChatRequest | None = None) -> Review:
+        """The review :meth:`to_wire` made ``data`` of; ``known`` is its request when the
+        review crossed without it."""
+        fields, response, outcome, effect, attempts = data
+        if fields is not None:
+            request = ChatRequest(**fields)
+        elif known is not None:
+            request = known
+        else:
+            raise ValueError("a review that crossed without its request needs the known one")
+        return cls(request, None if response is None else ChatResponse(**response), outcome,
+                   effect, [Attempt(*attempt) for attempt in attempts])
 
 
-#: :meth:`Review.to_wire`: the request's and the response's fields (pydantic keeps a model's
-#: field values in its ``__dict__``), the outcome, the effect, and each attempt as a tuple.
-WireReview = tuple[dict[str, Any], dict[str, Any] | None, ReviewOutcome | None,
+#: :meth:`Review.to_wire`: the request's fields (None when the records process knows the
+#: request) and the response's (pydantic keeps a model's field values in its ``__dict__``), the
+#: outcome, the effect, and each attempt as a tuple.
+WireReview = tuple[dict[str, Any] | None, dict[str, Any] | None, ReviewOutcome | None,
                    EffectRecord | None, list[tuple[int, float, str | None]]]
+
+
+class Renderer(Protocol):
+    """What renders a case into the exact reviewer input (a reviewer's interface)."""
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """The exact reviewer input for ``case``."""
+        ...
 
 
 class Parser(Protocol):

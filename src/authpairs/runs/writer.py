@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from authpairs.backends.base import ChatRequest
 from authpairs.runs.records import AttemptRecord, CaseRecord
 from authpairs.runs.reviewed import Review
 from authpairs.runs.store import RecordStore
@@ -93,6 +94,10 @@ class RecordWriter(Batches[tuple[CaseRecord, list[AttemptRecord]]]):
     def add(self, record: CaseRecord, attempts: list[AttemptRecord]) -> None:
         """Buffer one finished case; stores the batch when it is full."""
         self._buffered((record, attempts))
+
+    def rendered(self, index: int) -> ChatRequest | None:
+        """A request rendered ahead elsewhere: never (the run renders every case itself)."""
+        return None
 
     def add_review(self, index: int, review: Review) -> None:
         """Buffer the records of one finished review (built by ``build``)."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -14,9 +15,9 @@ import pytest
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.scripted import ScriptedBackend
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.models import Case
+from authpairs.cases.models import Case, PublicCase
 from authpairs.errors import ConfigError, RecordsError
-from authpairs.review.interfaces import get_interface
+from authpairs.review.interfaces import DirectInterface, get_interface
 from authpairs.review.outcome import Decision, ReviewOutcome
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs import record_process
@@ -191,3 +192,104 @@ async def test_the_run_stops_with_the_records_process_own_words(
     with pytest.raises(RecordsError, match=r"storing records: RecordStoreError: .*no run 'r'"):
         await run_async(_config(records), progress=False, dataset=_copies(examples, 20),
                         reviewer=_reviewer(remove_the_run))
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[RecordProcess]:
+    """The records processes the runs start from now on."""
+    started: list[RecordProcess] = []
+    original_start = RecordProcess.start
+
+    def start(self: RecordProcess) -> None:
+        original_start(self)
+        started.append(self)
+
+    monkeypatch.setattr(RecordProcess, "start", start)
+    return started
+
+
+def _slow_start_reviewer(seconds: float) -> ModelReviewer:
+    """The scripted reviewer, its first answers ``seconds`` late (time for the records process
+    to start and render ahead)."""
+    calls = 0
+
+    async def script(request: ChatRequest) -> str:
+        nonlocal calls
+        calls += 1
+        if calls <= 4:
+            await asyncio.sleep(seconds)
+        return _ANSWERS[int(request.sha256(), 16) % len(_ANSWERS)]
+
+    return ModelReviewer(get_interface("direct"), ScriptedBackend(script), SamplingConfig())
+
+
+async def test_requests_rendered_ahead_are_recorded_as_the_run_would_render_them(
+        tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset = _copies(examples, 20)
+    started = _started(monkeypatch)
+    results = []
+    for mode in ("never", "always"):
+        monkeypatch.setenv(record_process.ENVIRONMENT, mode)
+        records = tmp_path / f"{mode}.sqlite"
+        state = await run_async(_config(records), progress=False, dataset=dataset,
+                                reviewer=_slow_start_reviewer(1.5))
+        assert state.completed_now == len(dataset.cases) and state.missing == 0
+        results.append(_stored(records))
+    assert len(started) == 1
+    # Most requests came from the records process (the first ones, while it started, not).
+    assert len(dataset.cases) // 2 < started[0].rendered_ahead < len(dataset.cases)
+    assert results[1] == results[0]  # the same input hashes, outputs and records
+
+
+def test_the_records_process_renders_each_case_as_the_interface_does(
+        tmp_path: Path, examples: Dataset) -> None:
+    dataset = _copies(examples, 10)
+    interface = get_interface("direct")
+    writer = RecordProcess(tmp_path / "r.sqlite", "r", dataset.cases, lambda *_: None,
+                           renderer=interface)
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        first = None
+        while first is None and time.monotonic() < deadline:  # until it has started
+            first = writer.rendered(0)
+            time.sleep(0.01)
+        assert first == interface.render(dataset.cases[0].public)
+        for index in range(1, len(dataset.cases), 3):  # passing over cases is fine
+            request = None
+            while request is None and time.monotonic() < deadline:
+                request = writer.rendered(index)
+            assert request == interface.render(dataset.cases[index].public)
+        assert writer.rendered_ahead == 1 + len(range(1, len(dataset.cases), 3))
+    finally:
+        writer.finish()
+
+
+class _FailingInterface(DirectInterface):
+    """Renders like the direct interface, except one case, which it cannot render."""
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        if case.source_id.endswith("-7"):
+            raise ValueError(f"cannot render {case.source_id}")
+        return super().render(case)
+
+
+def test_a_case_the_records_process_cannot_render_is_rendered_by_the_run(
+        tmp_path: Path, examples: Dataset) -> None:
+    dataset = _copies(examples, 10)
+    interface = _FailingInterface()
+    writer = RecordProcess(tmp_path / "r.sqlite", "r", dataset.cases, lambda *_: None,
+                           renderer=interface)
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while writer.rendered(0) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        failing = next(i for i, c in enumerate(dataset.cases) if c.public.source_id.endswith("-7"))
+        got = [writer.rendered(index) for index in range(1, len(dataset.cases))]
+    finally:
+        writer.finish()
+    # Up to the chunk that failed, the records process rendered; from there on the run does
+    # (and meets the same error when it renders that case itself).
+    chunk_start = failing - failing % record_process.RENDER_CHUNK
+    assert all(request is not None for request in got[:chunk_start - 1])
+    assert all(request is None for request in got[chunk_start - 1:])
