@@ -26,8 +26,8 @@ exits (it reads end-of-file). If the records process dies or fails, the run stop
 :class:`~authpairs.errors.RecordsError` that says so; the cases it had not stored stay
 unrecorded and claimed by a dead process, and the same command reviews them again.
 
-A run uses a records process when it has at least :data:`MIN_CASES` cases to review;
-``AUTHPAIRS_RECORD_PROCESS=always`` or ``never`` overrides that.
+A run uses a records process when it has at least :data:`MIN_CASES` cases to review and at
+least two CPUs to run on; ``AUTHPAIRS_RECORD_PROCESS=always`` or ``never`` overrides that.
 """
 
 from __future__ import annotations
@@ -100,9 +100,16 @@ def wanted(pending: int) -> bool:
         raise ConfigError(f"{ENVIRONMENT}={choice!r}: use always, never or auto")
     if os.name != "posix":  # the pipes are handed to the records process by descriptor
         return False
-    if choice == "auto":
-        return pending >= MIN_CASES
+    if choice == "auto":  # on a single CPU it would only take turns with the run
+        return pending >= MIN_CASES and usable_cpus() >= 2
     return choice == "always" and pending > 0
+
+
+def usable_cpus() -> int:
+    """How many CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 class RecordProcess(Batches[tuple[int, Review]]):

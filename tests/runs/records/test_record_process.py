@@ -66,7 +66,17 @@ def _stored(records: Path) -> tuple[list[dict[str, object]], list[dict[str, obje
 def test_when_a_run_uses_a_records_process(monkeypatch: pytest.MonkeyPatch, value: str,
                                            pending: int, expected: bool) -> None:
     monkeypatch.setenv(record_process.ENVIRONMENT, value)
+    monkeypatch.setattr(record_process, "usable_cpus", lambda: 2)
     assert record_process.wanted(pending) is expected
+
+
+def test_on_a_single_cpu_the_run_stores_its_records_itself(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(record_process.ENVIRONMENT, "auto")
+    monkeypatch.setattr(record_process, "usable_cpus", lambda: 1)
+    assert not record_process.wanted(10_000)
+    monkeypatch.setenv(record_process.ENVIRONMENT, "always")
+    assert record_process.wanted(10_000)
 
 
 def test_a_bad_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
