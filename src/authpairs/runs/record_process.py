@@ -35,11 +35,13 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
@@ -76,6 +78,16 @@ NICENESS = 10
 
 #: The records process renders cases ahead of the run this many at a time.
 RENDER_CHUNK = 32
+
+#: While reviews wait to be stored, the rendering thread waits this long at a time.
+STORING_FIRST_S = 0.001
+
+#: While no rendered requests wait, the run looks for them at most this often.
+RENDER_POLL_S = 0.002
+
+#: When the run, after taking requests rendered ahead, finds none ready for this many cases in a
+#: row, rendering ahead stops: the reviewer answers faster than the records process renders.
+BEHIND_LIMIT = 2 * RENDER_CHUNK
 
 #: The records process copies the WAL into the database file every this many pages (4 MiB), so
 #: the run's process, which closes the file last, has little left to copy at the end.
@@ -143,6 +155,10 @@ class RecordProcess(Batches[tuple[int, Review]]):
         self._ahead: deque[tuple[int, list[dict[str, Any]]]] = deque()  # chunks read, unused
         #: How many of the run's requests came rendered from the records process.
         self.rendered_ahead = 0
+        self._rendering = False  # requests rendered ahead have started to come
+        self._renders_poll: select.poll | None = None
+        self._next_look = 0.0  # when to look for requests rendered ahead again
+        self._behind = 0  # cases the run rendered in a row since then, none being ready
 
     def start(self) -> None:
         """Start the records process and hand it the run's cases."""
@@ -152,8 +168,8 @@ class RecordProcess(Batches[tuple[int, Review]]):
         facts = orjson.dumps([CaseFacts.of(c) for c in self.cases], default=tuple)
         publics = None
         if self.renderer is not None:
-            publics = ("[" + ",".join(c.public.model_dump_json() for c in self.cases)
-                       + "]").encode()
+            publics = b"[" + b",".join(c.public.__pydantic_serializer__.to_json(c.public)
+                                       for c in self.cases) + b"]"
         with tempfile.TemporaryFile() as header:
             pickle.dump((str(self.store_path), self.run_id, facts, self.parser, self.renderer,
                          publics), header, protocol=pickle.HIGHEST_PROTOCOL)
@@ -186,28 +202,59 @@ class RecordProcess(Batches[tuple[int, Review]]):
         self._inbox = Connection(inbox_write, readable=False)
         self._answers = Connection(answers_read, writable=False)
         self._renders = Connection(renders_read, writable=False)
+        self._renders_poll = select.poll()
+        self._renders_poll.register(renders_read, select.POLLIN)
 
     def rendered(self, index: int) -> ChatRequest | None:
         """The request the records process rendered for ``self.cases[index]``, if it is ready
         (None: render it in this process). Indices must come in increasing order: requests for
-        the cases passed over are dropped."""
-        ahead, renders = self._ahead, self._renders
+        the cases passed over are dropped. When the records process, once rendering, cannot
+        keep up with the run (none ready for :data:`BEHIND_LIMIT` cases in a row), it is told
+        to stop."""
+        ahead = self._ahead
         while True:
             while ahead and ahead[0][0] + len(ahead[0][1]) <= index:
                 ahead.popleft()
             if ahead:
                 start, requests = ahead[0]
-                if index < start:
+                if index < start:  # that case was passed over there
                     return None
                 self.rendered_ahead += 1
+                self._behind = 0
                 return ChatRequest(**requests[index - start])
-            if renders is None or not renders.poll():
+            renders = self._renders
+            if renders is None:
+                return None
+            if not self._renders_ready():
+                if self._rendering:  # it has started, and is behind
+                    self._behind += 1
+                    if self._behind >= BEHIND_LIMIT:  # a fast reviewer: rendering here is
+                        self._stop_rendering()      # cheaper than taking it from there
                 return None
             try:
                 ahead.append(pickle.loads(renders.recv_bytes()))
             except (EOFError, OSError):  # rendering there stopped: this process renders
-                renders.close()
-                self._renders = renders = None
+                self._stop_rendering()
+            self._rendering = True
+
+    def _renders_ready(self) -> bool:
+        """Whether requests rendered ahead wait in the pipe. Looks at most every
+        :data:`RENDER_POLL_S` while none came (a look is a system call, and the run asks for
+        every case it renders)."""
+        now = time.monotonic()
+        if now < self._next_look or self._renders_poll is None:
+            return False
+        if self._renders_poll.poll(0):
+            return True
+        self._next_look = now + RENDER_POLL_S
+        return False
+
+    def _stop_rendering(self) -> None:
+        """Close the pipe of requests rendered ahead (the records process stops rendering)."""
+        if self._renders is not None:
+            self._renders.close()
+            self._renders = None
+            self._renders_poll = None
 
     def add_review(self, index: int, review: Review) -> None:
         """Buffer the review of ``self.cases[index]``; sends the batch when it is full."""
@@ -227,6 +274,7 @@ class RecordProcess(Batches[tuple[int, Review]]):
     def finish(self) -> None:
         """Send what is buffered, wait until the records process has stored everything, and
         let it exit. Raises :class:`RecordsError` if it could not store everything."""
+        self._stop_rendering()  # no more cases to render: storing has the process to itself
         try:
             if self._failure is not None:  # the run is stopping because of it: say it again
                 raise self._failure
@@ -278,9 +326,7 @@ class RecordProcess(Batches[tuple[int, Review]]):
         return self._failure
 
     def _close(self) -> None:
-        if self._renders is not None:  # the records process stops rendering (if it was)
-            self._renders.close()
-            self._renders = None
+        self._stop_rendering()
         if self._inbox is not None:
             with contextlib.suppress(OSError):  # already gone
                 self._inbox.send_bytes(_END)
@@ -325,7 +371,7 @@ def serve(header: BinaryIO, inbox: Connection, answers: Connection,
     except Exception as exc:
         _answer(answers, f"{type(exc).__name__}: {exc}")
         return
-    ahead = RenderAhead(renderer, publics, renders)
+    ahead = RenderAhead(renderer, publics, renders, inbox)
     if renderer is not None and publics is not None:
         threading.Thread(target=ahead.run, daemon=True, name="render-ahead").start()
     else:
@@ -358,15 +404,18 @@ class RenderAhead:
     """The records process's rendering thread: renders the run's cases in order,
     :data:`RENDER_CHUNK` at a time, keeps each request and sends it to the run, until all are
     sent or the run stops reading (the pipe holds what the run has not read yet, so the thread
-    is never far ahead). Chunks the run has already passed (it rendered those cases itself,
-    while this process started) are skipped. If rendering fails here, it stops: the run renders
-    the rest itself, and meets the same error there."""
+    is never far ahead). Storing comes first: while reviews wait in ``inbox``, it waits. Chunks
+    the run has already passed (it rendered those cases itself, while this process started) are
+    skipped. If rendering fails here, it stops: the run renders the rest itself, and meets the
+    same error there."""
 
     def __init__(self, renderer: Renderer | None, publics_json: bytes | None,
-                 renders: Connection) -> None:
+                 renders: Connection, inbox: Connection) -> None:
         self.renderer = renderer
         self.publics_json = publics_json
         self.renders = renders
+        self._inbox = select.poll()
+        self._inbox.register(inbox.fileno(), select.POLLIN)
         self._known: dict[int, ChatRequest] = {}  # rendered here, handed to the run
         self._passed = -1  # the highest case index of any review received
 
@@ -383,6 +432,8 @@ class RenderAhead:
         try:
             for start in range(0, len(publics), RENDER_CHUNK):
                 end = min(start + RENDER_CHUNK, len(publics))
+                while self._inbox.poll(0):  # reviews to store: they go first
+                    time.sleep(STORING_FIRST_S)
                 if end <= self._passed:
                     continue
                 chunk = []
