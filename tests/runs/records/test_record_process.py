@@ -303,3 +303,33 @@ def test_a_case_the_records_process_cannot_render_is_rendered_by_the_run(
     chunk_start = failing - failing % record_process.RENDER_CHUNK
     assert all(request is not None for request in got[:chunk_start - 1])
     assert all(request is None for request in got[chunk_start - 1:])
+
+
+class _SlowInterface(DirectInterface):
+    """Renders like the direct interface, slowly (a records process that falls behind)."""
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        time.sleep(0.02)
+        return super().render(case)
+
+
+def test_rendering_ahead_stops_when_it_cannot_keep_up_with_the_run(
+        tmp_path: Path, examples: Dataset) -> None:
+    dataset = _copies(examples, 40)
+    writer = RecordProcess(tmp_path / "r.sqlite", "r", dataset.cases, lambda *_: None,
+                           renderer=_SlowInterface())
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while writer.rendered(0) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writer.rendered_ahead == 1
+        # The run goes on faster than the records process renders: the next chunk is not
+        # ready for the next BEHIND_LIMIT cases, and rendering ahead stops.
+        start = record_process.RENDER_CHUNK
+        assert all(writer.rendered(index) is None
+                   for index in range(start, start + record_process.BEHIND_LIMIT))
+        assert writer._renders is None
+        assert writer.rendered(start + record_process.BEHIND_LIMIT) is None
+    finally:
+        writer.finish()
