@@ -278,6 +278,7 @@ def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat
     ours_cpu = best["authpairs"]["cpu_s"] / cpu_floor
     paired = paired_ratios(rounds, "seconds")
     median = statistics.median(paired)
+    paired_cpu = statistics.median(paired_ratios(rounds, "cpu_s"))
     verdict = "met" if median <= 1.05 else "missed"
     lines = [f"### Overhead next to Inspect AI ({datetime.now(UTC):%Y-%m-%d}, {n} rendered "
              f"prompts, stub server on 127.0.0.1, concurrency {concurrency}, best of {repeat}; "
@@ -299,7 +300,8 @@ def table(best: dict[str, dict[str, float]], n: int, repeat: int, inspect_repeat
     lines += ["", f"Target: authpairs within 5% of the bare client, the floor being `{FLOOR}` "
               f"(ratio <= 1.05): **{verdict}** "
               f"(best wall {ours:.2f}, best client CPU {ours_cpu:.2f}; median of the {len(paired)} "
-              f"back-to-back wall ratios {median:.3f}, range {min(paired):.2f}-{max(paired):.2f})."
+              f"back-to-back wall ratios {median:.3f}, range {min(paired):.2f}-{max(paired):.2f}; "
+              f"median back-to-back client CPU ratio {paired_cpu:.3f})."
               " The verdict takes the median of the back-to-back ratios: on this machine a run "
               "now and then goes 30-40% faster or slower than its neighbours, whichever variant "
               "it is, which moves a best-of ratio far more than the overhead measured. "
