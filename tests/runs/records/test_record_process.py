@@ -60,6 +60,19 @@ def _stored(records: Path) -> tuple[list[dict[str, object]], list[dict[str, obje
     return cases, attempts
 
 
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[RecordProcess]:
+    """The records processes the runs start from now on."""
+    started: list[RecordProcess] = []
+    original_start = RecordProcess.start
+
+    def start(self: RecordProcess) -> None:
+        original_start(self)
+        started.append(self)
+
+    monkeypatch.setattr(RecordProcess, "start", start)
+    return started
+
+
 @pytest.mark.parametrize(("value", "pending", "expected"), [
     ("auto", record_process.MIN_CASES - 1, False), ("auto", record_process.MIN_CASES, True),
     ("always", 1, True), ("always", 0, False), ("never", 10_000, False), (" Never ", 1, False)])
@@ -106,14 +119,7 @@ async def test_a_killed_records_process_stops_the_run_and_the_rerun_completes(
         tmp_path: Path, examples: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(record_process.ENVIRONMENT, "always")
     dataset = _copies(examples, 30)
-    started: list[RecordProcess] = []
-    original_start = RecordProcess.start
-
-    def start(self: RecordProcess) -> None:
-        original_start(self)
-        started.append(self)
-
-    monkeypatch.setattr(RecordProcess, "start", start)
+    started = _started(monkeypatch)
     requests = 0
     records = tmp_path / "r.sqlite"
 
@@ -202,19 +208,6 @@ async def test_the_run_stops_with_the_records_process_own_words(
     with pytest.raises(RecordsError, match=r"storing records: RecordStoreError: .*no run 'r'"):
         await run_async(_config(records), progress=False, dataset=_copies(examples, 20),
                         reviewer=_reviewer(remove_the_run))
-
-
-def _started(monkeypatch: pytest.MonkeyPatch) -> list[RecordProcess]:
-    """The records processes the runs start from now on."""
-    started: list[RecordProcess] = []
-    original_start = RecordProcess.start
-
-    def start(self: RecordProcess) -> None:
-        original_start(self)
-        started.append(self)
-
-    monkeypatch.setattr(RecordProcess, "start", start)
-    return started
 
 
 def _slow_start_reviewer(seconds: float) -> ModelReviewer:
