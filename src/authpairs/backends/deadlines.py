@@ -81,11 +81,15 @@ class DeadlineWatch:
         if watched.expired and not watched.settled:  # it ended just as the deadline came
             watched.settle()
 
+    def exceeded(self) -> DeadlineExceeded:
+        """The error of a request that outlived the deadline."""
+        return DeadlineExceeded(f"no complete reply within the {self.seconds:g} s deadline")
+
     def raise_if_expired(self, watched: _Watched) -> None:
         """Called with a ``CancelledError`` on hand: raise :class:`DeadlineExceeded` instead
         when the watch cancelled the request and nothing else cancelled its task."""
         if watched.expired and watched.settle():
-            raise DeadlineExceeded(f"no complete reply within the {self.seconds:g} s deadline")
+            raise self.exceeded()
 
     async def _watch(self) -> None:
         """Cancel the requests past their deadline, every tick, while any is in flight."""

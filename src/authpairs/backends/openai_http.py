@@ -256,8 +256,8 @@ class OpenAIBackend:
                         raise TransportError(f"{endpoint.base_url}: timeout: {exc}") from None
                     raise
                 except httpx.TimeoutException as exc:  # one phase alone took the deadline
-                    raise TransportError(f"{endpoint.base_url}: timeout: no complete reply "
-                                         f"within the {self.deadline_s:g} s deadline") from exc
+                    raise TransportError(f"{endpoint.base_url}: timeout: "
+                                         f"{self._deadlines.exceeded()}") from exc
                 except httpx.TransportError as exc:
                     raise TransportError(
                         f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc

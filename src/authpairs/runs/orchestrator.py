@@ -183,7 +183,7 @@ class RunOrchestrator:
         renders and may parse there)."""
         if not isinstance(self.reviewer, ModelReviewer):
             return None
-        interface = self.reviewer.portable_parser()
+        interface = self.reviewer.portable_interface()
         return interface if record_process.portable(interface) else None
 
     def _record_writer(self, pending: list[Case], on_stored: Callable[[str, bool], None],

@@ -96,11 +96,11 @@ CHECKPOINT_PAGES = 1000
 _END = b""
 
 
-def portable(parser: Parser) -> bool:
-    """Whether ``parser`` can be sent to a records process (and parse there)."""
+def portable(interface: Parser | Renderer) -> bool:
+    """Whether ``interface`` can be sent to a records process (to render and parse there)."""
     try:
-        pickle.dumps(parser, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # unpicklable state: it parses in the run's process
+        pickle.dumps(interface, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # unpicklable state: the run's process renders and parses
         return False
     return True
 
@@ -235,7 +235,8 @@ class RecordProcess(Batches[tuple[int, Review]]):
                 ahead.append(pickle.loads(renders.recv_bytes()))
             except (EOFError, OSError):  # rendering there stopped: this process renders
                 self._stop_rendering()
-            self._rendering = True
+            else:
+                self._rendering = True
 
     def _renders_ready(self) -> bool:
         """Whether requests rendered ahead wait in the pipe. Looks at most every
