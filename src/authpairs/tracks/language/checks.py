@@ -15,6 +15,7 @@ from authpairs.cases.models import Label
 from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
 from authpairs.tracks.language.loader import Issue, collect_scenarios, scenarios_root
 from authpairs.tracks.language.models import LoadedScenario, Scenario
+from authpairs.tracks.language.quote_values import quoted_value_problems
 from authpairs.tracks.language.spec import (
     CONTEXTS_PER_SCENARIO,
     DEV_ONLY_FAMILIES,
@@ -218,6 +219,8 @@ def check_language(root: str | Path | None = None, distribution: bool | None = N
         _check_evaluations(report, item, evaluate_scenario(item.scenario))
         for where, message in check_giveaways(item.scenario) + check_public_leaks(item.scenario):
             _err(report, item.path, where, message, item.scenario.slug)
+        for where, message, context in quoted_value_problems(item.scenario):
+            _err(report, item.path, where, message, item.scenario.slug, context)
         if _lawful_paths_differ(item.scenario):
             report.different_paths += 1
     if distribution:
