@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 from authpairs.analysis.scoring import Score
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cli import app
-from authpairs.commands import core
 from authpairs.commands.core import build_config
 from authpairs.report.hints import unavailable_hint
 from authpairs.runs.config import RunConfig, load_config
@@ -48,7 +47,7 @@ def test_sampling_settings_are_flags(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append(config)
         raise SystemExit(0)
 
-    monkeypatch.setattr(core, "run_async", capture)
+    monkeypatch.setattr("authpairs.runs.api.run_async", capture)  # imported by the command
     result = CliRunner().invoke(app, [
         "run", "--backend", "openai", "--model", "m", "--base-url", "http://h:1/v1",
         "--top-p", "0.9", "--top-k", "5", "--min-p", "0.05", "--presence-penalty", "0.5",

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
 from authpairs.errors import RecordsError
 from authpairs.runs.completeness import Completeness, completeness
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
-
-DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
 
 
 class RunNotFoundError(RecordsError, LookupError):

@@ -16,8 +16,9 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import binom
 
-DEFAULT_DRAWS = 10_000
-DEFAULT_SEED = 39039
+from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
+from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
+
 #: Up to this many clusters with a nonzero change, the sign-flip test is exact.
 EXACT_SIGN_FLIP_MAX_CLUSTERS = 60
 #: Non-integer differences are enumerated pattern by pattern up to 2**20 patterns.

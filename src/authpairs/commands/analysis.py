@@ -3,49 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from authpairs.analysis.compare import ComparisonError
-from authpairs.analysis.compose import (
-    CompositionError,
-    compose_all,
-    ordered_selections,
-    route_order,
-)
-from authpairs.analysis.contrast import compare_runs
-from authpairs.analysis.cost import (
-    GridSpec,
-    GridSpecError,
-    break_even_table,
-    condition_from_composition,
-    cost_grid,
-    load_grid_spec,
-)
-from authpairs.analysis.family import FamilyError, load_family, run_family
-from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
-from authpairs.analysis.runref import (
-    DEFAULT_RECORDS,
-    RunNotFoundError,
-    load_run,
-    load_run_checked,
-)
-from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
-from authpairs.report.analysis_tables import (
-    print_break_even,
-    print_breakdown,
-    print_compositions,
-    print_contrast,
-    print_family,
-    print_grid,
-)
+from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.report.console import make_console
-from authpairs.report.files import write_csv, write_json
-from authpairs.runs.completeness import Completeness
-from authpairs.runs.config import ConfigError
+
+if TYPE_CHECKING:
+    from authpairs.runs.completeness import Completeness
+
+# The analysis itself (numpy, scipy) is imported inside each command, so that registering these
+# commands costs nothing for the others.
 
 console = make_console()
 RecordsOpt = Annotated[Path, typer.Option(
@@ -116,6 +86,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.contrast import compare_runs
+        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.report.analysis_tables import print_breakdown, print_contrast
+        from authpairs.report.files import write_csv, write_json
+
         try:
             ref_a, rec_a, done_a = load_run_checked(run_a, records)
             ref_b, rec_b, done_b = load_run_checked(run_b, records)
@@ -149,6 +125,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.runref import RunNotFoundError
+        from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
+        from authpairs.errors import ConfigError
+        from authpairs.report.analysis_tables import print_family
+        from authpairs.report.files import write_csv, write_json
+
         try:
             plan = load_plan(plan_file)
 
@@ -178,6 +161,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.family import FamilyError, load_family, run_family
+        from authpairs.analysis.runref import RunNotFoundError
+        from authpairs.report.analysis_tables import print_family
+        from authpairs.report.files import write_csv, write_json
+
         try:
             spec = load_family(family_file)
             results = run_family(spec)
@@ -208,6 +197,28 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "and why.")] = None,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
+        from authpairs.analysis.compose import (
+            CompositionError,
+            compose_all,
+            ordered_selections,
+            route_order,
+        )
+        from authpairs.analysis.cost import (
+            GridSpec,
+            GridSpecError,
+            break_even_table,
+            condition_from_composition,
+            cost_grid,
+            load_grid_spec,
+        )
+        from authpairs.analysis.runref import RunNotFoundError, load_run
+        from authpairs.report.analysis_tables import (
+            print_break_even,
+            print_compositions,
+            print_grid,
+        )
+        from authpairs.report.files import write_csv, write_json
+
         try:
             spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
             loaded = {}
@@ -272,6 +283,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
+        from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
+        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.report.files import write_csv, write_json
+
         if usable_scope not in ("all", "designated"):
             raise _fail(f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
         try:

@@ -11,10 +11,6 @@ from rich.text import Text
 
 from authpairs.errors import RecordsError
 from authpairs.report.console import make_console
-from authpairs.runs.audit import audit_run
-from authpairs.runs.completeness import completeness
-from authpairs.runs.store import RecordStore
-from authpairs.tracks.registry import resolve_dataset
 
 console = make_console()
 
@@ -41,6 +37,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Audit a stored run (see the command help)."""
+        from authpairs.runs.audit import audit_run
+        from authpairs.runs.completeness import completeness
+        from authpairs.runs.store import RecordStore
+        from authpairs.tracks.registry import resolve_dataset
+
         with RecordStore(records, readonly=True) as store:
             info = store.get_run(run_id)
             if info is None:

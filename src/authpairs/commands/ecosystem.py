@@ -8,9 +8,7 @@ from typing import Annotated
 
 import typer
 
-from authpairs.cases.dataset import DatasetError
 from authpairs.report.console import make_console
-from authpairs.runs.store import RecordStoreError
 
 console = make_console()
 
@@ -35,6 +33,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         Samples are matched to cases by SHA-256 of the exact input; a log of another task,
         dataset version or prompt is refused and nothing is written.
         """
+        from authpairs.cases.dataset import DatasetError
+        from authpairs.runs.store import RecordStoreError
+
         try:
             from authpairs.integrations.inspect_import import (
                 InspectImportError,
@@ -65,6 +66,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
+        from authpairs.cases.dataset import DatasetError
         from authpairs.cases.hf import ExportError, export_hf
         from authpairs.tracks.registry import resolve_dataset
 

@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from authpairs.enforce.samples import generated_descriptors
-from authpairs.enforce.selftest import audit_effects
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -24,6 +22,9 @@ def effects_check(
 ) -> None:
     """Execute every language-track effect as ALLOW and as BLOCK in a throwaway sandbox and
     check that ALLOW is executed and verified, BLOCK changes nothing, and every audit passes."""
+    from authpairs.enforce.samples import generated_descriptors
+    from authpairs.enforce.selftest import audit_effects
+
     if generated:
         pairs = generated_descriptors()
     else:

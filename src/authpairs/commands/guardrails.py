@@ -9,8 +9,6 @@ import typer
 from rich.table import Table
 
 from authpairs.report.console import make_console
-from authpairs.review.guardrails.registry import GUARDRAILS
-from authpairs.review.interfaces import INTERFACES
 
 console = make_console()
 
@@ -30,6 +28,9 @@ class ReviewerListing:
 
 def list_reviewers() -> list[ReviewerListing]:
     """Interfaces, guardrails and baselines; a plugin that fails to load is listed with why."""
+    from authpairs.review.guardrails.registry import GUARDRAILS
+    from authpairs.review.interfaces import INTERFACES
+
     rows: list[ReviewerListing] = []
     for registry, kind, use in ((INTERFACES, "interface", "--interface"),
                                 (GUARDRAILS, "guardrail", "--guardrail")):

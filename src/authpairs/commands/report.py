@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 from typer.core import TyperCommand
 
-from authpairs.analysis.compare import ComparisonError
-from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
-from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError
-from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from authpairs.analysis.study import StudyPlanError
-from authpairs.report.build import build_report
+from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.report.console import make_console
-from authpairs.report.request import ReportRequest
-from authpairs.report.runset import ReportInputError
-from authpairs.runs.config import ConfigError
+
+if TYPE_CHECKING:
+    from authpairs.report.request import ReportRequest
+
+# The report builder (matplotlib, jinja2, scipy) is imported only when a report is written.
 
 console = make_console()
 
@@ -68,6 +65,13 @@ class MultiValueCommand(TyperCommand):
 
 def write_report(request: ReportRequest) -> Path:
     """Build the report and print where it is; bad input exits 2 with a message naming it."""
+    from authpairs.analysis.compare import ComparisonError
+    from authpairs.analysis.runref import RunNotFoundError
+    from authpairs.analysis.study import StudyPlanError
+    from authpairs.errors import ConfigError
+    from authpairs.report.build import build_report
+    from authpairs.report.runset import ReportInputError
+
     try:
         result = build_report(request)
     except (RunNotFoundError, ReportInputError, StudyPlanError, ConfigError,
@@ -108,6 +112,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_SEED,
     ) -> None:
         """Write the HTML report of recorded runs."""
+        from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
+        from authpairs.report.request import ReportRequest
+
         try:
             grid = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
         except GridSpecError as exc:

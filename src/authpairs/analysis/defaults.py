@@ -1,0 +1,16 @@
+"""Defaults of the analysis commands, in a module that imports nothing.
+
+The command line shows them in ``--help``; keeping them here (rather than beside the statistics
+that use them) means listing the commands does not load numpy and scipy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
+"""The records file a bare ``RUN_ID`` refers to."""
+DEFAULT_DRAWS = 10_000
+"""Bootstrap draws of the cluster bootstrap and Monte Carlo tests."""
+DEFAULT_SEED = 39039
+"""Seed of the bootstrap and Monte Carlo draws."""
