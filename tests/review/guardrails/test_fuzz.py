@@ -16,7 +16,8 @@ FRAGMENTS = ["violation", "no_violation", "no", "yes", "safe", "unsafe", "Safety
              "Unsafe", "Controversial", "Categories: ", "None", "S1", "S9", "<think>",
              "</think>", "<score>", "</score>", " ", "\n", "0", "1", '{"User Safety": ',
              '"safe"', '"unsafe"', "}", "{", "```", "<|channel|>", "final", "analysis",
-             "<|message|>", "<|end|>", "<|return|>", "<|start|>", "assistant", "ALLOW", ","]
+             "<|message|>", "<|end|>", "<|return|>", "<|start|>", "assistant", "ALLOW", ",",
+             "User Safety: ", "Safety Categories: "]
 TEXTS = st.one_of(st.text(max_size=80),
                   st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
 FINISH = st.sampled_from([None, "stop", "length", "content_filter", "eos", "tool_calls"])
@@ -27,10 +28,11 @@ CONFORMS: dict[str, Callable[[str], bool]] = {
     "policyguard": lambda t: t.strip().lower() in ("violation", "no_violation"),
     "qwen3guard": lambda t: re.match(r"\s*safety:\s*(safe|unsafe|controversial)\s*(\n|$)",
                                      t, re.IGNORECASE) is not None,
-    "llama-guard": lambda t: t.strip().splitlines()[0].strip().lower() in ("safe", "unsafe"),
+    "llama-guard": lambda t: t.strip() == "safe" or t.strip().startswith("unsafe\n"),
     "granite-guardian": lambda t: re.search(r"<score>\s*(yes|no)\s*</score>\s*$", t,
                                             re.IGNORECASE) is not None,
-    "nemotron-safety": lambda t: '"User Safety"' in t and t.rstrip().endswith(("}", "```")),
+    "nemotron-safety": lambda t: re.search(r"^\s*User Safety\s*:\s*(safe|unsafe)\b", t,
+                                           re.IGNORECASE | re.MULTILINE) is not None,
     "safeguard": lambda t: re.search(r"<\|channel\|>final<\|message\|>\s*[01]\s*"
                                      r"(<\|return\|>|<\|end\|>)?\s*$", t) is not None,
 }

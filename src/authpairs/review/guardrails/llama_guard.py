@@ -3,9 +3,18 @@
 Not in the paper, but widely deployed. The Llama Guard prompt (one unsafe-content category, S1
 "Unauthorized Operation", whose description is the policy) is rendered from a template as a raw
 prompt and sent to ``/v1/completions`` (the template carries its own special tokens, so the
-server adds none); ``interface_options.version`` picks the Llama Guard 3 (default) or 4
-headers. The answer is ``safe`` (-> ALLOW) or ``unsafe`` followed by a line of violated category
-codes (-> BLOCK); the codes must be categories the prompt defined.
+server adds none). ``interface_options``:
+
+* ``version`` -- 3 (default) or 4: the Llama 3 (``<|start_header_id|>``) or Llama 4
+  (``<|header_start|>``) header tokens.
+* ``assistant_blank_line`` -- True (default): the prompt ends with the assistant header and a
+  blank line, as Meta's ``llama-models`` chat format encodes every header (and as a server
+  applying the model's chat template sends it). False: it ends at the header, as Meta's
+  ``llama-recipes`` ``PROMPT_TEMPLATE_3`` does.
+
+The answer is Meta's: exactly ``safe`` (-> ALLOW) or ``unsafe``, a newline and one line of
+violated category codes (-> BLOCK), compared as llama-stack's Llama Guard shield compares it
+(exact lower case, after trimming the ends); the codes must be categories the prompt defined.
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
 CATEGORY_CODES = ("S1",)
-_CODES = re.compile(r"\A(S\d+)(\s*,\s*S\d+)*\Z")
+_CODES = re.compile(r"S[0-9]+(?: ?, ?S[0-9]+)*")
+_LABEL_WORDS = ("safe", "unsafe")
 
 
 class LlamaGuardInterface(NativeInterface):
@@ -29,43 +39,47 @@ class LlamaGuardInterface(NativeInterface):
     name = "llama-guard"
     template_files = ("llama_guard.j2", "policy.j2", "operation.j2")
     output_contract: ClassVar[str] = (
-        "'safe' (-> ALLOW) or 'unsafe' plus a line of defined category codes such as S1 "
-        "(-> BLOCK); nothing else")
+        "exactly 'safe' (-> ALLOW) or 'unsafe', newline, one line of defined category codes "
+        "such as S1 (-> BLOCK); lower case, nothing else (llama-stack's check)")
 
-    def __init__(self, version: int = 3) -> None:
+    def __init__(self, version: int = 3, assistant_blank_line: bool = True) -> None:
         if version not in (3, 4):
             raise ReviewerError(f"llama-guard: version must be 3 or 4, not {version!r}")
         self.version = version
+        self.assistant_blank_line = bool(assistant_blank_line)
 
     def render(self, case: PublicCase) -> ChatRequest:
         """The complete Llama Guard prompt as a raw completion."""
-        # The assistant header is followed by a blank line, as in the model's own template.
-        prompt = self.text("llama_guard.j2", case, version=self.version).rstrip("\n") + "\n\n"
-        return ChatRequest(prompt=prompt,
-                           options={"add_special_tokens": False})
+        prompt = self.text("llama_guard.j2", case, version=self.version).rstrip("\n")
+        if self.assistant_blank_line:
+            prompt += "\n\n"
+        return ChatRequest(prompt=prompt, options={"add_special_tokens": False})
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
-        """``safe`` alone, or ``unsafe`` with an optional line of known category codes."""
-        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        first = lines[0].lower()
-        if first == "safe":
-            if len(lines) > 1:
-                return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE, "text after 'safe'")
+        """``safe``, or ``unsafe`` + newline + defined codes; llama-stack's exact comparison."""
+        answer = text.strip()
+        if answer == "safe":
             return ReviewOutcome.decided(Decision.ALLOW)
-        if first != "unsafe":
+        head, newline, codes_line = answer.partition("\n")
+        if head == "safe":
+            return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE, "text after 'safe'")
+        if head != "unsafe":
+            if head.strip().lower() in _LABEL_WORDS:
+                return ReviewOutcome.unavailable(
+                    ReasonCode.NO_LABEL, f"{head[:40]!r}: llama-stack accepts only lower-case "
+                    "'safe' or 'unsafe' starting a line of its own")
             return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
-                                             f"{lines[0][:40]!r} is not safe or unsafe")
-        if len(lines) > 2:
-            return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE, "text after the categories")
-        if len(lines) == 2:
-            codes_line = lines[1].upper()
-            if not _CODES.match(codes_line):
-                return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE,
-                                                 f"{lines[1][:40]!r} is not category codes")
-            codes = [c.strip() for c in codes_line.split(",")]
-            unknown = [c for c in codes if c not in CATEGORY_CODES]
-            if unknown:
-                return ReviewOutcome.unavailable(ReasonCode.INVALID_VALUE,
-                                                 f"undefined category {unknown[0]}")
-            return ReviewOutcome.decided(Decision.BLOCK, checks=[{"categories": codes}])
-        return ReviewOutcome.decided(Decision.BLOCK)
+                                             f"{head[:40]!r} is not safe or unsafe")
+        if not newline:
+            return ReviewOutcome.unavailable(
+                ReasonCode.MISSING_FIELD, "'unsafe' without its line of category codes "
+                "(llama-stack requires one)")
+        if _CODES.fullmatch(codes_line) is None:
+            return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE,
+                                             f"{codes_line[:40]!r} is not one line of codes")
+        codes = [code.strip() for code in codes_line.split(",")]
+        unknown = [code for code in codes if code not in CATEGORY_CODES]
+        if unknown:
+            return ReviewOutcome.unavailable(ReasonCode.INVALID_VALUE,
+                                             f"undefined category {unknown[0]}")
+        return ReviewOutcome.decided(Decision.BLOCK, checks=[{"categories": codes}])
