@@ -25,16 +25,16 @@ FINISH = st.sampled_from([None, "stop", "length", "content_filter", "eos", "tool
 # Independent, deliberately loose oracles: a *decision* is only allowed on text that at least
 # has the shape of the format. A parser that decides outside these shapes is wrong.
 CONFORMS: dict[str, Callable[[str], bool]] = {
-    "policyguard": lambda t: t.strip().lower() in ("violation", "no_violation"),
-    "qwen3guard": lambda t: re.match(r"\s*safety:\s*(safe|unsafe|controversial)\s*(\n|$)",
-                                     t, re.IGNORECASE) is not None,
+    "policyguard": lambda t: t.strip() in ("violation", "no_violation"),
+    "qwen3guard": lambda t: re.match(r"\s*Safety: (Safe|Unsafe|Controversial)(\s|$)",
+                                     t) is not None,
     "llama-guard": lambda t: t.strip() == "safe" or t.strip().startswith("unsafe\n"),
-    "granite-guardian": lambda t: re.search(r"<score>\s*(yes|no)\s*</score>\s*$", t,
-                                            re.IGNORECASE) is not None,
+    "granite-guardian": lambda t: re.search(r"<score>\s*(yes|no)\s*</score>\s*$",
+                                            t) is not None,
     "nemotron-safety": lambda t: re.search(r"^\s*User Safety\s*:\s*(safe|unsafe)\b", t,
                                            re.IGNORECASE | re.MULTILINE) is not None,
     "safeguard": lambda t: re.search(r"<\|channel\|>final<\|message\|>\s*[01]\s*"
-                                     r"(<\|return\|>|<\|end\|>)?\s*$", t) is not None,
+                                     r"(<\|return\|>|<\|end\|>|<\|call\|>)?\s*$", t) is not None,
 }
 CLEAN = (None, "stop", "eos", "length")
 
@@ -62,7 +62,7 @@ def test_parsers_never_raise_and_never_decide_on_junk(name: str, text: str,
        label=st.sampled_from(["violation", "no_violation"]))
 def test_policyguard_rejects_any_extra_text(noise: str, label: str) -> None:
     for text in (label + noise, noise + label):
-        if text.strip().lower() in ("violation", "no_violation"):
+        if text.strip() in ("violation", "no_violation"):
             continue
         response = ChatResponse(text=text, finish_reason="length")
         outcome = get_interface("policyguard").parse(response)

@@ -32,7 +32,13 @@ CASES: list[tuple[str, str, str | None, Decision | ReasonCode]] = [
     # granite-guardian
     ("granite-guardian", "<think>The grant is active.</think>\n<score> no </score>", "stop", A),
     ("granite-guardian", "<think>x</think><score> yes </score>", "stop", B),
-    ("granite-guardian", "<score>YES</score>\n", "stop", B),
+    ("granite-guardian", "<score>yes</score>\n", "stop", B),
+    ("granite-guardian", "<score>YES</score>", "stop", ReasonCode.NO_LABEL),  # exact case
+    ("granite-guardian", "<SCORE> yes </SCORE>", "stop", ReasonCode.NO_LABEL),  # tags too
+    ("granite-guardian", "<think>x <score> no</think><score> yes </score>", "stop",
+     ReasonCode.MALFORMED),  # the cookbook regex would pair the tag in the reasoning
+    ("granite-guardian", "<score> yes </score><score> no </score>", "stop",
+     ReasonCode.EXTRA_PROSE),
     ("granite-guardian", "<think>x</think><score> maybe </score>", "stop", ReasonCode.NO_LABEL),
     ("granite-guardian", "<think>unfinished", "stop", ReasonCode.MALFORMED),
     ("granite-guardian", "<score> no </score> because", "stop", ReasonCode.EXTRA_PROSE),
@@ -41,7 +47,9 @@ CASES: list[tuple[str, str, str | None, Decision | ReasonCode]] = [
     # policyguard
     ("policyguard", "violation", "stop", B),
     ("policyguard", "no_violation", "stop", A),
-    ("policyguard", " No_Violation \n", "stop", A),
+    ("policyguard", " no_violation \n", "stop", A),
+    ("policyguard", "No_Violation", "stop", ReasonCode.NO_LABEL),  # labels are lower case
+    ("policyguard", "no-violation", "stop", ReasonCode.NO_LABEL),  # the card's spelling
     ("policyguard", "no_violation", "length", A),  # a whole label at the 4-token limit
     ("policyguard", "violation", "length", B),
     ("policyguard", "no_viol", "length", ReasonCode.LENGTH),  # partial label at the limit
@@ -53,7 +61,14 @@ CASES: list[tuple[str, str, str | None, Decision | ReasonCode]] = [
     ("qwen3guard", "Safety: Safe\nCategories: None", "stop", A),
     ("qwen3guard", "Safety: Unsafe\nCategories: Unethical Acts", "stop", B),
     ("qwen3guard", "Safety: Controversial\nCategories: Non-violent Illegal Acts", "stop", B),
-    ("qwen3guard", "  safety:   SAFE  \n", "stop", A),
+    ("qwen3guard", "  Safety: Safe  \n", "stop", A),
+    ("qwen3guard", "safety: unsafe", "stop", ReasonCode.NO_LABEL),  # Qwen's regex: exact case
+    ("qwen3guard", "Safety:  Safe", "stop", ReasonCode.NO_LABEL),  # ... and one space
+    ("qwen3guard", "Safety: SAFE", "stop", ReasonCode.NO_LABEL),
+    ("qwen3guard", "\u017fafety: Safe", "stop", ReasonCode.NO_LABEL),  # long s look-alike
+    ("qwen3guard", "Safety: Safe\nCategories: violent", "stop", ReasonCode.INVALID_VALUE),
+    ("qwen3guard", "<think>\n</think>\nSafety: Safe", "stop", ReasonCode.MALFORMED),
+    ("qwen3guard", "Safety: Safe\nCategories: None", "length", ReasonCode.LENGTH),
     ("qwen3guard", "Safety: Safe\nCategories: Weather", "stop", ReasonCode.INVALID_VALUE),
     ("qwen3guard", "Safety: Fine", "stop", ReasonCode.NO_LABEL),
     ("qwen3guard", "The request is Safety: Safe", "stop", ReasonCode.NO_LABEL),

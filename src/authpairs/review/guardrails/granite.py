@@ -5,6 +5,11 @@ passed the model card's way, through the chat template (``guardian_config.custom
 ``think`` on). The model answers ``<think>...</think>`` then ``<score> yes </score>`` (the text
 meets the criterion: a violation -> BLOCK) or ``<score> no </score>`` (-> ALLOW). Exactly one
 score tag, last, with nothing but the think block before it.
+
+IBM's cookbook parser reads the last ``<score>(.*?)</score>`` match, tag names case-sensitive;
+authpairs reads the same tag the same way and accepts only the words ``yes`` and ``no`` (exact
+case, surrounding whitespace allowed) inside it. It is stricter in what may surround the tag
+(format card ``granite-guardian``).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from typing import ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import PublicCase
-from authpairs.review.guardrails.labels import normalise, split_think, think_as_reasoning
+from authpairs.review.guardrails.labels import split_think, think_as_reasoning
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
-_SCORE = re.compile(r"\A<score>(?P<label>[^<>]*)</score>\Z", re.IGNORECASE)
-_LABELS = {"yes": Decision.BLOCK, "no": Decision.ALLOW}
+SCORE_OPEN, SCORE_CLOSE = "<score>", "</score>"
+_SCORE = re.compile(r"\A<score>(?P<label>[^<>]*)</score>\Z")  # tag names case-sensitive
+SCORE_LABELS = {"yes": Decision.BLOCK, "no": Decision.ALLOW}
+"""The words inside the score tag (exact case) and what each means for the operation."""
 
 
 class GraniteGuardianInterface(NativeInterface):
@@ -51,13 +58,21 @@ class GraniteGuardianInterface(NativeInterface):
         split = split_think(text)
         if split is None:
             return ReviewOutcome.unavailable(ReasonCode.MALFORMED, "unbalanced <think> block")
-        answer = split[0].strip()
+        answer, reasoning = split[0].strip(), split[1] or ""
+        if SCORE_OPEN in reasoning or SCORE_CLOSE in reasoning:
+            # the cookbook's regex would pair a tag inside the reasoning with the one after it
+            return ReviewOutcome.unavailable(ReasonCode.MALFORMED,
+                                             "a score tag inside the <think> block")
         match = _SCORE.match(answer)
         if match is None:
-            reason = ReasonCode.EXTRA_PROSE if "<score>" in answer.lower() else ReasonCode.NO_LABEL
-            return ReviewOutcome.unavailable(reason, f"no single score tag in {answer[:60]!r}")
-        label = normalise(match.group("label"))
-        if label not in _LABELS:
-            return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
-                                             f"score {label[:40]!r} is not yes or no")
-        return ReviewOutcome.decided(_LABELS[label])
+            if SCORE_OPEN in answer or SCORE_CLOSE in answer:
+                return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE,
+                                                 f"text around the score tag in {answer[:60]!r}")
+            return ReviewOutcome.unavailable(
+                ReasonCode.NO_LABEL, f"no <score> tag in {answer[:60]!r} (tag names are "
+                "case-sensitive, as in IBM's cookbook parser)")
+        label = match.group("label").strip()
+        if label not in SCORE_LABELS:
+            return ReviewOutcome.unavailable(
+                ReasonCode.NO_LABEL, f"score {label[:40]!r} is not exactly yes or no")
+        return ReviewOutcome.decided(SCORE_LABELS[label])
