@@ -3,18 +3,21 @@
 A request with a raw ``prompt`` (native formats such as Harmony) goes to ``/completions``
 instead, with the same sampling, deadline and error rules.
 
-Requests are spread across one or several base URLs (the least-loaded endpoint first) with a
-bounded number in flight per endpoint. Sampling parameters, a JSON-schema ``response_format`` and
-an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given. Each request
-has a deadline (kept by a :class:`~authpairs.backends.deadlines.DeadlineWatch`: a request ends at
-most an eighth of the deadline, and at most a second, after it). Refused connections, timeouts,
-HTTP 429 and 5xx raise :class:`~authpairs.backends.base.TransportError`; other 4xx raise
+Requests are spread across one or several base URLs (the least-loaded endpoint first), with at
+most ``concurrency_per_endpoint`` in flight per endpoint where that cap is set (otherwise the
+run's concurrency is the only bound). Sampling parameters, a JSON-schema ``response_format`` and
+an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given. Each
+request must be answered completely within the deadline (``asyncio.timeout``; a run also bounds
+each whole attempt of any reviewer by it).
+Refused connections, timeouts, HTTP 429 and 5xx raise
+:class:`~authpairs.backends.base.TransportError`; other 4xx raise
 :class:`~authpairs.backends.base.BackendError`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import email.utils
 import json
@@ -23,20 +26,25 @@ import time
 from typing import Any
 
 import httpx
-import orjson
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import (
+    BackendError,
+    ChatRequest,
+    ChatResponse,
+    TransportError,
+    deadline_message,
+)
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
-from authpairs.backends.deadlines import DeadlineExceeded, DeadlineWatch
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
 
 
 class _Endpoint:
-    def __init__(self, base_url: str, limit: int) -> None:
+    def __init__(self, base_url: str, limit: int | None) -> None:
         self.base_url = base_url.rstrip("/")
-        self.semaphore = asyncio.Semaphore(limit)
+        self.slots: asyncio.Semaphore | contextlib.nullcontext[None] = (
+            contextlib.nullcontext() if limit is None else asyncio.Semaphore(limit))
         self.in_flight = 0
         # Parsed once: httpx spends more parsing a URL string than sending the request body.
         try:
@@ -140,12 +148,9 @@ def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = ""
 
 
 def read_body(content: bytes) -> Any:
-    """The JSON value of a response body: orjson first (fast), then the json module, which also
-    reads what orjson refuses but a model may write, such as a lone surrogate escape."""
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return json.loads(content)
+    """The JSON value of a response body (the json module also reads what a model may write
+    but stricter parsers refuse, such as a lone surrogate escape)."""
+    return json.loads(content)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -178,7 +183,8 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, base_urls: list[str], model: str, *, concurrency_per_endpoint: int = 4,
+    def __init__(self, base_urls: list[str], model: str, *,
+                 concurrency_per_endpoint: int | None = None,
                  deadline_s: float = DEFAULT_DEADLINE_S, extra_body: dict[str, Any] | None = None,
                  api_key: str | None = None, param_names: dict[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -188,21 +194,20 @@ class OpenAIBackend:
         self.deadline_s = deadline_s
         self.extra_body = dict(extra_body or {})
         self.param_names = dict(param_names or {})
+        self.concurrency_per_endpoint = concurrency_per_endpoint
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
-        # One watcher keeps every request's deadline (a timer per request costs more).
-        self._deadlines = DeadlineWatch(deadline_s)
         headers = {"Content-Type": "application/json"}  # every call POSTs a JSON body
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        # The pool holds no more connections than requests can be in flight: a larger pool
-        # opens spare connections that every request then scans (httpcore's pool is linear).
-        pool = concurrency_per_endpoint * len(self._endpoints)
+        # With a cap, the pool holds no more connections than requests can be in flight.
+        pool = (None if concurrency_per_endpoint is None
+                else concurrency_per_endpoint * len(self._endpoints))
         # Plain-HTTP endpoints only (local servers) and no redirects followed: no TLS connection
         # can be made, so no certificate store is loaded (that takes 20-40 ms).
         tls = any(e.urls["chat/completions"].scheme != "http" for e in self._endpoints)
         self._client = httpx.AsyncClient(
             headers=headers, transport=transport, timeout=httpx.Timeout(deadline_s),
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool or 32),
             verify=tls, follow_redirects=False)
 
     @classmethod
@@ -224,13 +229,13 @@ class OpenAIBackend:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self._deadlines.close()
         await self._client.aclose()
 
     def describe(self) -> dict[str, Any]:
-        """Endpoints and model name for the run record."""
+        """Endpoints, model name and the cap on requests in flight for the run record."""
         return {"kind": self.name, "model": self.model,
-                "base_urls": [e.base_url for e in self._endpoints]}
+                "base_urls": [e.base_url for e in self._endpoints],
+                "concurrency_per_endpoint": self.concurrency_per_endpoint}
 
     def _pick(self) -> _Endpoint:
         return min(self._endpoints, key=lambda e: e.in_flight)
@@ -240,29 +245,21 @@ class OpenAIBackend:
         endpoint = self._pick()
         endpoint.in_flight += 1
         try:
-            async with endpoint.semaphore:
+            async with endpoint.slots:
                 started = time.perf_counter()
                 payload = build_payload(self.model, request, sampling, self.extra_body,
                                         self.param_names)
-                watched = self._deadlines.start()
                 try:
-                    reply = await self._client.post(
-                        endpoint.urls[completion_path(request)],
-                        content=orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS))
-                except asyncio.CancelledError:
-                    try:
-                        self._deadlines.raise_if_expired(watched)
-                    except DeadlineExceeded as exc:
-                        raise TransportError(f"{endpoint.base_url}: timeout: {exc}") from None
-                    raise
-                except httpx.TimeoutException as exc:  # one phase alone took the deadline
-                    raise TransportError(f"{endpoint.base_url}: timeout: "
-                                         f"{self._deadlines.exceeded()}") from exc
+                    async with asyncio.timeout(self.deadline_s):
+                        reply = await self._client.post(
+                            endpoint.urls[completion_path(request)],
+                            content=json.dumps(payload))
+                except (TimeoutError, httpx.TimeoutException) as exc:
+                    raise TransportError(f"{endpoint.base_url}: "
+                                         f"{deadline_message(self.deadline_s)}") from exc
                 except httpx.TransportError as exc:
                     raise TransportError(
                         f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
-                finally:
-                    self._deadlines.stop(watched)
                 elapsed = time.perf_counter() - started
         finally:
             endpoint.in_flight -= 1

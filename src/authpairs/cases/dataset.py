@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from authpairs.cases.canonical import canonical_json, sha256_hex, sha256_hex_and_member
+from authpairs.cases.canonical import canonical_json, sha256_hex
 from authpairs.cases.models import Case
 from authpairs.errors import DataError
 from authpairs.yamlfiles import first_error
@@ -116,12 +116,9 @@ class Dataset:
         """Compute this dataset's :class:`Manifest`."""
         pairs, full = [], []
         for case in self.cases:  # one dump per case serves both hashes
-            # Finite: a case has no float-typed field, and pydantic's JSON mode writes a NaN or
-            # infinity held in an Any-typed field as null (tests/cases/test_canonical.py).
-            whole, public = sha256_hex_and_member(case.model_dump(mode="json"), "public",
-                                                  finite=True)
-            pairs.append((case.case_id, public))
-            full.append((case.case_id, whole))
+            dumped = case.model_dump(mode="json")
+            pairs.append((case.case_id, sha256_hex(dumped["public"])))
+            full.append((case.case_id, sha256_hex(dumped)))
         pairs.sort()
         full.sort()
         return Manifest(self.name, len(self.cases), sha256_hex(pairs), sha256_hex(full))

@@ -4,10 +4,12 @@
   and user messages, the case id as sample id and the input's SHA-256 as sample metadata. No
   reference label, expression, fact or grouping attribute is in a sample; the scorer looks the
   reference up by case id in the dataset it loads itself.
-* **Scorer** turns the model output into a :class:`ChatResponse`, applies the interface's strict
-  parser (anything but a clean decision is unavailable, never ALLOW), dispatches the decision to
-  the authpairs enforcement point when enforcement is on and the case carries an effect, and
-  keeps the resulting authpairs :class:`CaseRecord` in the score's metadata.
+* **Scorer** hands the case, the exact input Inspect sent and the model's output to the same
+  :class:`~authpairs.runs.case_runner.CaseRunner` that ``authpairs run`` uses: the interface
+  finishes the answer and parses it strictly (anything but a clean decision is unavailable,
+  never ALLOW), the decision goes to the authpairs enforcement point when enforcement is on and
+  the case carries an effect, and the resulting authpairs :class:`CaseRecord` (built by the same
+  :func:`~authpairs.runs.reviewed.build_records`) is kept in the score's metadata.
 * **Metrics** are computed by authpairs' own scoring over those records: usable correctness,
   incorrect approvals, false denials, unavailable, abstentions (and effect counts when enforced),
   overall and grouped by case attributes such as family (language) or engine (native).
@@ -21,7 +23,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import (
@@ -38,6 +39,8 @@ from inspect_ai.solver import TaskState, generate
 
 from authpairs.analysis.scoring import Score as AuthScore
 from authpairs.analysis.scoring import score_by, score_records
+from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.config import SamplingConfig
 from authpairs.cases.dataset import Dataset
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.enforcer import LocalEnforcer
@@ -48,7 +51,10 @@ from authpairs.integrations.inspect_requests import (
     to_inspect_messages,
 )
 from authpairs.review.interfaces import ReviewInterface, get_interface
+from authpairs.review.reviewers import ModelReviewer
+from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.records import CaseRecord
+from authpairs.runs.reviewed import build_records
 from authpairs.tracks.registry import resolve_dataset
 
 RECORD_KEY = "authpairs_record"
@@ -187,28 +193,50 @@ def _metrics(groups: tuple[str, ...]) -> list[Metric | dict[str, list[Metric]]]:
     return [authpairs_measures(), *(authpairs_grouped(a) for a in groups)]
 
 
+class InspectAnswer:
+    """The answer Inspect's model already gave, as the backend a :class:`CaseRunner` asks."""
+
+    name = "inspect"
+
+    def __init__(self, response: ChatResponse) -> None:
+        self.response = response
+
+    async def __aenter__(self) -> InspectAnswer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """Where the answer came from."""
+        return {"kind": self.name}
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """The answer Inspect recorded for this sample."""
+        return self.response
+
+
 @scorer(metrics=[authpairs_measures()])
 def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev",
                      limit: int | None = None, enforce: bool = True,
                      holder_key: str = "") -> Scorer:
-    """Strictly parse the answer, enforce the effect (when on), score against the reference."""
+    """Strictly parse the answer, enforce the effect (when on), score against the reference:
+    the case runner of ``authpairs run`` with Inspect's answer as the reviewer's."""
     cases = load_task_dataset(dataset, split, limit).by_id()
-    review = get_interface(interface)
+    review_interface = get_interface(interface)
 
     async def score(state: TaskState, target: Target) -> Score:
         case = cases[str(state.sample_id)]
-        request = review.render(case.public)
-        sent = chat_request_of(state.input, request.response_format)
+        sent = chat_request_of(state.input, review_interface.render(case.public).response_format)
         response = response_of(state.output)
-        outcome = review.parse(response)
-        effect = None
         holder = _HOLDERS.get(holder_key)
-        if enforce and holder is not None and case.public.effect is not None:
-            enforcer = holder.get()
-            effect = await anyio.to_thread.run_sync(
-                enforcer.enforce, case.case_id, case.public.effect, outcome.dispatch)
-        record = CaseRecord.from_review(INSPECT_RUN_ID, case, sent.sha256(), outcome, response,
-                                        effect)
+        enforcer = holder.get() if enforce and holder is not None else None
+        reviewer = ModelReviewer(review_interface, InspectAnswer(response), SamplingConfig())
+        runner = CaseRunner(reviewer, enforcer=enforcer, infra_retries=0)
+        review = await runner.review(case, request=sent)
+        record, _ = build_records(INSPECT_RUN_ID, case, review)
+        assert record is not None and review.outcome is not None
+        outcome = review.outcome
         correct = outcome.usable and (outcome.dispatch.value == "ALLOW") == record.lawful
         answer = (outcome.decision.value if outcome.decision is not None
                   else f"unavailable:{record.reason_code}")

@@ -17,10 +17,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
-import fastjsonschema
 import jsonschema
 
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
@@ -204,14 +202,6 @@ _SCHEMA_REASONS = {
 
 _VALIDATORS: dict[int, tuple[dict[str, Any], jsonschema.Draft202012Validator]] = {}
 
-_FAST_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "enum",
-                            "maxLength", "minLength", "items", "maxItems", "minItems",
-                            "description", "title"})
-"""Keywords whose meaning is the same in fastjsonschema's draft 7 and in JSON Schema 2020-12."""
-_FAST_TYPES = frozenset({"string", "object", "array", "boolean", "null"})
-_FAST_VALIDATORS: dict[int, tuple[dict[str, Any], Callable[[Any], Any] | None]] = {}
-
-
 def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
     """One compiled validator per answer schema (building one per answer costs more than the
     validation itself)."""
@@ -222,50 +212,8 @@ def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
     return cached[1]
 
 
-def _fast_subset(schema: object) -> bool:
-    """True when ``schema`` uses only :data:`_FAST_KEYWORDS`, a single non-numeric type (the
-    drafts differ on ``1.0`` as an integer), string-only enums (Python's ``True == 1`` would
-    blur an enum of numbers) and schema-valued ``items``."""
-    if not isinstance(schema, dict) or not set(schema) <= _FAST_KEYWORDS:
-        return False
-    if schema.get("type", "string") not in _FAST_TYPES:
-        return False
-    enum = schema.get("enum", [])
-    if not (isinstance(enum, list) and all(isinstance(v, str) for v in enum)):
-        return False
-    extra = schema.get("additionalProperties", False)
-    properties = schema.get("properties", {})
-    subschemas = [*(properties.values() if isinstance(properties, dict) else [None]),
-                  *([schema["items"]] if "items" in schema else []),
-                  *([] if isinstance(extra, bool) else [extra])]
-    return all(_fast_subset(sub) for sub in subschemas)
-
-
-def _fast_validator(schema: dict[str, Any]) -> Callable[[Any], Any] | None:
-    """A fastjsonschema function for ``schema`` (generated Python code, ~30x faster than
-    jsonschema on a structured answer), or None when the schema leaves the safe subset."""
-    cached = _FAST_VALIDATORS.get(id(schema))
-    if cached is None or cached[0] is not schema:
-        compiled = (fastjsonschema.compile(schema, use_default=False, use_formats=False)
-                    if _fast_subset(schema) else None)
-        cached = (schema, compiled)
-        _FAST_VALIDATORS[id(schema)] = cached
-    return cached[1]
-
-
 def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Raise :class:`_Unavailable` for the first (shallowest, most telling) schema error.
-
-    A valid answer -- the common case -- is confirmed by the fast validator alone; anything it
-    rejects is judged, and its error chosen, by jsonschema (the reference).
-    """
-    fast = _fast_validator(schema)
-    if fast is not None:
-        try:
-            fast(value)
-            return
-        except Exception:  # a rejection (or any doubt) goes to the reference
-            pass
+    """Raise :class:`_Unavailable` for the first (shallowest, most telling) schema error."""
     validator = _validator(schema)
     priority = list(_SCHEMA_REASONS)
     errors = sorted(validator.iter_errors(value), key=lambda e: (

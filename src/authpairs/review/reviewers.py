@@ -66,11 +66,6 @@ class ModelReviewer:
         """Parse with the interface's strict parser."""
         return self.interface.parse(response)
 
-    def portable_interface(self) -> ReviewInterface:
-        """What renders and parses for this reviewer, in a form another process can take (the
-        interface holds no connection): a records process renders ahead and parses with it."""
-        return self.interface
-
     def template_hashes(self) -> dict[str, str]:
         """The interface's template hashes."""
         return self.interface.template_hashes()

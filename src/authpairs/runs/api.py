@@ -7,11 +7,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.metadata
 import platform
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, ExitStack, contextmanager
+from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -92,18 +90,6 @@ def lease_seconds(config: RunConfig) -> float:
     return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
 
 
-@contextmanager
-def settled_heap() -> Iterator[None]:
-    """While a run goes on, Python's full garbage collections skip the objects that existed
-    before it (the dataset, the configuration: often most of the heap, and none of it garbage
-    the run makes); they are collected as usual again afterwards."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
                     dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
@@ -111,9 +97,7 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
     dataset = dataset if dataset is not None else load_run_dataset(config)
     if not dataset.cases:
         raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
-    run_id = config.resolved_run_id()
-    with settled_heap():
-        return await _run(config, run_id, dataset, progress, reviewer)
+    return await _run(config, config.resolved_run_id(), dataset, progress, reviewer)
 
 
 async def _run(config: RunConfig, run_id: str, dataset: Dataset,
@@ -138,7 +122,8 @@ async def _run(config: RunConfig, run_id: str, dataset: Dataset,
             orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
                                            concurrency=config.concurrency,
                                            infra_retries=config.infra_retries,
-                                           lease_s=lease_seconds(config))
+                                           lease_s=lease_seconds(config),
+                                           deadline_s=config.reviewer.backend.deadline_s)
             if isinstance(progress, bool):
                 return await orchestrator.run(dataset.cases, show_progress=progress)
             return await orchestrator.run(dataset.cases, progress=progress)

@@ -11,7 +11,7 @@ produced, lone surrogates included, is stored and hashed losslessly).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -21,29 +21,12 @@ from authpairs.cases.models import Case
 from authpairs.enforce.records import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 
-__all__ = ["AttemptRecord", "CaseFacts", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
+__all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
 
 
 def stored_json(model: BaseModel) -> str:
     """The canonical stored text of a record: sorted keys, compact, ASCII-only, finite numbers."""
     return canonical_ascii_json(model.model_dump(mode="json"))
-
-
-class CaseFacts(NamedTuple):
-    """What a case record copies from its case (so a records process needs no case)."""
-
-    case_id: str
-    label: str
-    resolved: bool
-    split: str
-    cluster: str
-    attributes: dict[str, str]
-
-    @classmethod
-    def of(cls, case: Case) -> CaseFacts:
-        """The facts of ``case``."""
-        return cls(case.case_id, case.reference.label.value, case.reference.resolved,
-                   case.split, case.cluster, case.attributes)
 
 
 class CaseRecord(BaseModel):
@@ -72,19 +55,18 @@ class CaseRecord(BaseModel):
     checks: list[dict[str, Any]] | None = None
 
     @classmethod
-    def from_review(cls, run_id: str, case: Case | CaseFacts, input_sha256: str,
+    def from_review(cls, run_id: str, case: Case, input_sha256: str,
                     outcome: ReviewOutcome, response: ChatResponse,
                     effect: EffectRecord | None = None, infra_attempts: int = 0) -> CaseRecord:
         """The record of one formal review of ``case``: the outcome, the answer's token counts
         and timing, the enforcement record, and the reference fields analysis needs."""
-        facts = case if isinstance(case, CaseFacts) else CaseFacts.of(case)
         return cls(
-            run_id=run_id, case_id=facts.case_id, input_sha256=input_sha256,
+            run_id=run_id, case_id=case.case_id, input_sha256=input_sha256,
             status=outcome.status, decision=outcome.decision,
             reason_code=outcome.reason_code.value if outcome.reason_code else None,
-            dispatch=outcome.dispatch, label=facts.label, resolved=facts.resolved,
-            split=facts.split, cluster=facts.cluster,
-            attributes=facts.attributes, input_tokens=response.input_tokens,
+            dispatch=outcome.dispatch, label=case.reference.label.value,
+            resolved=case.reference.resolved, split=case.split, cluster=case.cluster,
+            attributes=case.attributes, input_tokens=response.input_tokens,
             output_tokens=response.output_tokens, reasoning_tokens=response.reasoning_tokens,
             finish_reason=response.finish_reason, latency_s=response.latency_s,
             infra_attempts=infra_attempts, effect=effect, checks=outcome.checks)

@@ -1,23 +1,21 @@
 """What reviewing one case produced (:class:`Review`), and the records made from it.
 
-The run's workers review: render, ask, parse and (with an enforcement point) enforce. Turning a
-review into its :class:`~authpairs.runs.records.CaseRecord` and
+:class:`~authpairs.runs.case_runner.CaseRunner` reviews a case (render, ask, parse, enforce);
+:func:`build_records` turns that review into its :class:`~authpairs.runs.records.CaseRecord` and
 :class:`~authpairs.runs.records.AttemptRecord` rows (hashing the input, copying the raw output and
-the reference fields; parsing the answer too when nothing needed the decision earlier) is
-:func:`build_records`, done by whichever record writer stores them (see
-:mod:`authpairs.runs.writer` and :mod:`authpairs.runs.record_process`).
+the reference fields).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from authpairs.backends.base import ChatRequest, ChatResponse
-from authpairs.cases.models import Case, PublicCase
+from authpairs.cases.models import Case
 from authpairs.enforce.records import EffectRecord
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
-from authpairs.runs.records import AttemptRecord, CaseFacts, CaseRecord
+from authpairs.runs.records import AttemptRecord, CaseRecord
 
 
 @dataclass(slots=True)
@@ -34,8 +32,8 @@ class Attempt:
 class Review:
     """What reviewing one case produced, before it is turned into records.
 
-    ``response`` is None when every attempt failed in transport (the case gets no record).
-    ``outcome`` is None when the answer is left for the records process to parse.
+    ``response`` and ``outcome`` are None when every attempt failed in transport (the case then
+    gets no record); ``effect`` is None when nothing was enforced.
     """
 
     request: ChatRequest
@@ -43,45 +41,6 @@ class Review:
     outcome: ReviewOutcome | None = None
     effect: EffectRecord | None = None
     attempts: list[Attempt] = field(default_factory=list)
-    #: The records process rendered ``request`` and keeps it: the review crosses without it.
-    request_known: bool = False
-
-    def to_wire(self) -> WireReview:
-        """This review as plain data, for another process: several times cheaper to pickle
-        than the models themselves (a pydantic model pickles through its whole state)."""
-        response = self.response
-        return (None if self.request_known else vars(self.request),
-                None if response is None else vars(response), self.outcome, self.effect,
-                [(a.number, a.latency_s, a.error) for a in self.attempts])
-
-    @classmethod
-    def from_wire(cls, data: WireReview, known: ChatRequest | None = None) -> Review:
-        """The review :meth:`to_wire` made ``data`` of; ``known`` is its request when the
-        review crossed without it."""
-        fields, response, outcome, effect, attempts = data
-        if fields is not None:
-            request = ChatRequest(**fields)
-        elif known is not None:
-            request = known
-        else:
-            raise ValueError("a review that crossed without its request needs the known one")
-        return cls(request, None if response is None else ChatResponse(**response), outcome,
-                   effect, [Attempt(*attempt) for attempt in attempts])
-
-
-#: :meth:`Review.to_wire`: the request's fields (None when the records process knows the
-#: request) and the response's (pydantic keeps a model's field values in its ``__dict__``), the
-#: outcome, the effect, and each attempt as a tuple.
-WireReview = tuple[dict[str, Any] | None, dict[str, Any] | None, ReviewOutcome | None,
-                   EffectRecord | None, list[tuple[int, float, str | None]]]
-
-
-class Renderer(Protocol):
-    """What renders a case into the exact reviewer input (a reviewer's interface)."""
-
-    def render(self, case: PublicCase) -> ChatRequest:
-        """The exact reviewer input for ``case``."""
-        ...
 
 
 class Parser(Protocol):
@@ -101,12 +60,10 @@ def safe_parse(parser: Parser, response: ChatResponse) -> ReviewOutcome:
                                          f"parser raised {type(exc).__name__}")
 
 
-def build_records(run_id: str, case: Case | CaseFacts, review: Review,
-                  parser: Parser | None = None
+def build_records(run_id: str, case: Case, review: Review
                   ) -> tuple[CaseRecord | None, list[AttemptRecord]]:
     """The case record (None when no attempt got an answer) and every attempt of ``review``;
-    the formal attempt holds the raw output, whatever the parser made of it. ``parser``
-    classifies the answer when the review has no outcome yet."""
+    the formal attempt holds the raw output, whatever the parser made of it."""
     input_sha = review.request.sha256()
     response = review.response
     attempts: list[AttemptRecord] = []
@@ -123,12 +80,8 @@ def build_records(run_id: str, case: Case | CaseFacts, review: Review,
             reasoning_text=response.reasoning, finish_reason=response.finish_reason,
             input_tokens=response.input_tokens, output_tokens=response.output_tokens,
             reasoning_tokens=response.reasoning_tokens))
-    if response is None:
+    if response is None or review.outcome is None:
         return None, attempts
-    outcome = review.outcome
-    if outcome is None:
-        assert parser is not None, "a review without an outcome needs a parser"
-        outcome = safe_parse(parser, response)
-    record = CaseRecord.from_review(run_id, case, input_sha, outcome, response, review.effect,
-                                    infra_attempts=len(review.attempts) - 1)
+    record = CaseRecord.from_review(run_id, case, input_sha, review.outcome, response,
+                                    review.effect, infra_attempts=len(review.attempts) - 1)
     return record, attempts

@@ -1,0 +1,128 @@
+"""The one way a case is reviewed: render -> ask -> parse -> enforce.
+
+:class:`CaseRunner` is used by every path that reviews cases -- ``authpairs run`` and the Python
+API (through :class:`~authpairs.runs.orchestrator.RunOrchestrator`) and the Inspect AI scorer
+(:mod:`authpairs.integrations.inspect_task`) -- so they cannot drift apart:
+
+1. **render** the public case into the exact reviewer input (unless the caller already sent it);
+2. **ask** the reviewer within the deadline (``asyncio.timeout``): the reviewer's answer is
+   the response as it is recorded (a model reviewer's interface has already finished it, e.g.
+   kept a think block as reasoning). A transport failure or an answer later than the deadline
+   is an *infrastructure* attempt, retried with exponential backoff (a server's
+   ``Retry-After`` honoured up to :data:`MAX_RETRY_AFTER_S`), never a decision;
+3. **parse** it strictly (:func:`~authpairs.runs.reviewed.safe_parse`: a parser that raises
+   still yields an *unavailable* outcome);
+4. **enforce** the dispatch at the enforcement point, in a worker thread so the event loop keeps
+   serving the other cases in flight (the enforcer itself takes one case at a time: verifiers
+   compare the sandbox before and after).
+
+The result is a :class:`~authpairs.runs.reviewed.Review`; turning it into records is
+:func:`~authpairs.runs.reviewed.build_records`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from authpairs.backends.base import ChatRequest, ChatResponse, TransportError, deadline_message
+from authpairs.cases.models import Case
+from authpairs.enforce.base import Enforcer
+from authpairs.enforce.records import EffectRecord
+from authpairs.review.outcome import Dispatch
+from authpairs.review.reviewers import Reviewer
+from authpairs.runs.reviewed import Attempt, Review, safe_parse
+
+log = logging.getLogger("authpairs.runs")
+
+#: A server's Retry-After is honoured up to this many seconds.
+MAX_RETRY_AFTER_S = 60.0
+
+
+def short_cause(error: str) -> str:
+    """A short cause for display: the message without the endpoint URL prefix."""
+    head = error.splitlines()[0] if error else "unknown"
+    if head.startswith(("http://", "https://")) and ": " in head:
+        head = head.split(": ", 1)[1]
+    return head[:120]
+
+
+class CaseRunner:
+    """Reviews one case at a time through one reviewer (see the module docstring).
+
+    ``deadline_s`` bounds each attempt (None: no deadline); ``infra_retries`` is how many
+    infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
+    about each retry.
+    """
+
+    def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
+                 deadline_s: float | None = None, infra_retries: int = 3,
+                 backoff_s: float = 0.5,
+                 on_retry: Callable[[str, str], None] | None = None) -> None:
+        self.reviewer = reviewer
+        self.enforcer = enforcer
+        self.deadline_s = deadline_s
+        self.infra_retries = infra_retries
+        self.backoff_s = backoff_s
+        self.on_retry = on_retry
+
+    async def review(self, case: Case, request: ChatRequest | None = None) -> Review:
+        """Review ``case``: render (or take ``request``, the input already sent), ask with
+        retries, then :meth:`conclude`. The review has no response when every attempt failed
+        in transport."""
+        review = Review(request if request is not None else self.reviewer.render(case.public))
+        for number in range(1, self.infra_retries + 2):
+            started = time.perf_counter()
+            try:
+                response = await self._ask(review.request)
+            except TransportError as exc:
+                review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
+                if number <= self.infra_retries:
+                    await self._wait_to_retry(case, number, exc)
+                continue
+            review.attempts.append(Attempt(number, time.perf_counter() - started))
+            return await self.conclude(case, review, response)
+        return review
+
+    async def conclude(self, case: Case, review: Review, response: ChatResponse) -> Review:
+        """Parse and enforce the answer ``response`` to ``review.request``. The formal attempt
+        is built from this response, whatever the parser makes of it."""
+        review.response = response
+        review.outcome = outcome = safe_parse(self.reviewer, response)
+        if self.enforcer is not None and case.public.effect is not None:
+            # Decision-only cases (native track) carry no effect and are not enforced.
+            review.effect = await self._enforce(case, outcome.dispatch)
+        return review
+
+    async def _ask(self, request: ChatRequest) -> ChatResponse:
+        if self.deadline_s is None:
+            return await self.reviewer.answer(request)
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                return await self.reviewer.answer(request)
+        except TimeoutError:
+            raise TransportError(deadline_message(self.deadline_s)) from None
+
+    def retry_delay(self, number: int, exc: TransportError) -> float:
+        """Seconds to wait after failed attempt ``number``: exponential backoff, or the server's
+        ``Retry-After`` where longer (up to :data:`MAX_RETRY_AFTER_S`)."""
+        delay: float = self.backoff_s * 2.0 ** (number - 1)
+        if exc.retry_after is not None:
+            delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
+        return delay
+
+    async def _wait_to_retry(self, case: Case, number: int, exc: TransportError) -> None:
+        delay = self.retry_delay(number, exc)
+        cause = short_cause(str(exc))
+        log.warning("case %s: attempt %d failed (%s); retrying in %.1f s",
+                    case.case_id, number, cause, delay)
+        if self.on_retry is not None:
+            self.on_retry(case.case_id, cause)
+        await asyncio.sleep(delay)
+
+    async def _enforce(self, case: Case, dispatch: Dispatch) -> EffectRecord:
+        assert self.enforcer is not None
+        return await asyncio.to_thread(self.enforcer.enforce, case.case_id, case.public.effect,
+                                       dispatch)
