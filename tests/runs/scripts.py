@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 
@@ -24,3 +25,15 @@ async def slow_allow(request: ChatRequest) -> ChatResponse:
     await asyncio.sleep(float(os.environ.get("AUTHPAIRS_TEST_DELAY", "0.05")))
     return ChatResponse(text='{"decision": "ALLOW"}', finish_reason="stop", input_tokens=10,
                         output_tokens=5)
+
+
+def sleepy_sync_guardrail(case: object) -> str:
+    """A guardrail function that answers ALLOW only after AUTHPAIRS_TEST_DELAY seconds."""
+    time.sleep(float(os.environ.get("AUTHPAIRS_TEST_DELAY", "2")))
+    return "ALLOW"
+
+
+async def sleepy_async_guardrail(case: object) -> str:
+    """The async version of :func:`sleepy_sync_guardrail`."""
+    await asyncio.sleep(float(os.environ.get("AUTHPAIRS_TEST_DELAY", "2")))
+    return "ALLOW"
