@@ -42,6 +42,10 @@ class ForbiddenTransition(StrEnum):
     STILL_BLOCKED = "still_blocked"
 
 
+_NO_DECISION = ("unavailable", "abstention")
+"""Record statuses that are not a usable decision (see :class:`OutcomeStatus`)."""
+
+
 @dataclass(frozen=True)
 class RequestChange:
     """One matched request: its identity, grouping and the outcome in each run."""
@@ -66,6 +70,17 @@ class RequestChange:
             return self.label
         return dict(self.attributes).get(name, "")
 
+    def lost_split(self) -> str | None:
+        """For a lost lawful request, ``'lost_denied'`` (a usable BLOCK after) or
+        ``'lost_unavailable'`` (no usable decision after); None otherwise."""
+        if self.transition != LawfulTransition.LOST.value:
+            return None
+        if self.after_status == "BLOCK":
+            return "lost_denied"
+        if self.after_status in _NO_DECISION:
+            return "lost_unavailable"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (one CSV row)."""
         row: dict[str, Any] = {
@@ -76,10 +91,6 @@ class RequestChange:
         for key, value in self.attributes:  # grouping attributes (family, domain, ...)
             row.setdefault(key, value)
         return row
-
-
-_NO_DECISION = ("unavailable", "abstention")
-"""Record statuses that are not a usable decision (see :class:`OutcomeStatus`)."""
 
 
 def _status(record: CaseRecord) -> str:
@@ -133,10 +144,11 @@ class Comparison:
         for c in (*self.lawful, *self.forbidden):
             out[c.transition] += 1
         out["net"] = out["gained"] - out["lost"]
-        out["lost_denied"] = sum(c.transition == "lost" and c.after_status == "BLOCK"
-                                 for c in self.lawful)
-        out["lost_unavailable"] = sum(c.transition == "lost" and c.after_status in _NO_DECISION
-                                      for c in self.lawful)
+        out["lost_denied"] = out["lost_unavailable"] = 0
+        for c in self.lawful:
+            split = c.lost_split()
+            if split is not None:
+                out[split] += 1
         out["lawful_matched"] = len(self.lawful)
         out["forbidden_matched"] = len(self.forbidden)
         out["lawful_completed_before"] = sum(c.before for c in self.lawful)
@@ -178,8 +190,12 @@ class Comparison:
         for c in (*self.lawful, *self.forbidden):
             value = c.attribute(attribute)
             row = groups.setdefault(value, {attribute: value, **{
-                t.value: 0 for t in (*LawfulTransition, *ForbiddenTransition)}})
+                t.value: 0 for t in (*LawfulTransition, *ForbiddenTransition)},
+                "lost_denied": 0, "lost_unavailable": 0})
             row[c.transition] += 1
+            split = c.lost_split()
+            if split is not None:
+                row[split] += 1
         for row in groups.values():
             row["net"] = row["gained"] - row["lost"]
         return [groups[k] for k in sorted(groups)]

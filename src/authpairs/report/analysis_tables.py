@@ -14,14 +14,28 @@ from authpairs.analysis.compare import RequestChange
 from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.contrast import Contrast, ContrastStats
 from authpairs.analysis.cost import GridResult
+from authpairs.analysis.formatting import (
+    FORBIDDEN_FIELDS,
+    LAWFUL_FIELDS,
+    count_title,
+    format_p,
+    stats_lines,
+)
 from authpairs.report.tables import print_table
 
 
 def _p(value: float | None) -> str:
-    """A p-value: six decimals, or two significant digits when it is below 0.0001."""
-    if value is None:
-        return "n/a"
-    return f"{value:.1e}" if 0 < value < 1e-4 else f"{value:.6f}"
+    """A p-value written as every view writes it (:func:`format_p`)."""
+    return format_p(value)
+
+
+def _stack(title: str) -> str:
+    """A column title on (at most) two lines, broken at the space nearest its middle."""
+    spaces = [i for i, ch in enumerate(title) if ch == " "]
+    if not spaces or len(title) <= 9:
+        return title
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return title[:cut] + "\n" + title[cut + 1:]
 
 
 def _line(console: Console, text: str) -> None:
@@ -30,15 +44,9 @@ def _line(console: Console, text: str) -> None:
 
 
 def _stats_lines(title: str, s: ContrastStats) -> list[str]:
-    b, f = s.bootstrap, s.sign_flip
-    return [
-        f"[bold]{title}[/]: lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} "
-        f"lawful ({s.net_pp:+.2f} pp)",
-        f"  exact McNemar p = {_p(s.mcnemar_p)} (discordant {s.lost} lost / {s.gained} gained)",
-        f"  cluster bootstrap ({b.clusters} clusters, {b.draws} draws, seed {b.seed}): "
-        f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
-        f"  cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
-        f"{f.patterns:,} patterns): p = {_p(f.p_value)}"]
+    first, *rest = stats_lines(title, s)
+    return [f"[bold]{escape(title)}[/]" + escape(first[len(title):]),
+            *(f"  {escape(line)}" for line in rest)]
 
 
 def _new_table(title: str | None) -> Table:
@@ -66,25 +74,24 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     comp = contrast.comparison
     n = comp.counts()
     lawful = _new_table(f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)")
-    for col in ("retained", "lost", "lost to\ndenial", "lost to\nunavailable", "gained",
-                "neither", "net", "completed\nbefore", "completed\nafter"):
+    for field in LAWFUL_FIELDS:
+        lawful.add_column(_stack(field.title), justify="right")
+    for col in ("net", "completed\nbefore", "completed\nafter"):
         lawful.add_column(col, justify="right")
     matched = n["lawful_matched"]
-    lawful.add_row(str(n["retained"]), str(n["lost"]), str(n["lost_denied"]),
-                   str(n["lost_unavailable"]), str(n["gained"]), str(n["neither"]),
-                   f"{n['net']:+d}", _of(n["lawful_completed_before"], matched),
+    lawful.add_row(*(str(n[f.key]) for f in LAWFUL_FIELDS), f"{n['net']:+d}",
+                   _of(n["lawful_completed_before"], matched),
                    _of(n["lawful_completed_after"], matched))
     print_table(console, lawful, key_columns=0)
     forbidden = _new_table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
                             "(approved)")
-    for col in ("still\napproved", "newly\napproved", "newly blocked\n(usable denial)",
-                "newly\nunavailable", "still not\napproved", "approved\nbefore",
-                "approved\nafter"):
+    for field in FORBIDDEN_FIELDS:
+        forbidden.add_column(_stack(field.title), justify="right")
+    for col in ("approved\nbefore", "approved\nafter"):
         forbidden.add_column(col, justify="right")
     matched = n["forbidden_matched"]
-    forbidden.add_row(str(n["still_approved"]), str(n["newly_approved"]),
-                      str(n["newly_blocked"]), str(n["newly_unavailable"]),
-                      str(n["still_blocked"]), _of(n["forbidden_approved_before"], matched),
+    forbidden.add_row(*(str(n[f.key]) for f in FORBIDDEN_FIELDS),
+                      _of(n["forbidden_approved_before"], matched),
                       _of(n["forbidden_approved_after"], matched))
     print_table(console, forbidden, key_columns=0)
     _line(console, f"net lawful change {n['net']:+d} (gained {n['gained']} and lost {n['lost']} "
@@ -119,14 +126,15 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
 def print_family(console: Console, contrasts: Sequence[Contrast], title: str) -> None:
     """One row per contrast with raw and Holm-adjusted p-values."""
     table = _new_table(f"{title}: {len(contrasts)} contrasts, Holm over the whole family")
-    for col in ("contrast", "retained", "lost", "gained", "net", "forb\n+", "forb\n-",
-                "forb\n?", "bootstrap 95%\n(pp)", "McNemar\np", "sign-flip\np",
-                "Holm\nsign-flip", "Holm\nMcNemar"):
+    for col in ("contrast", "retained", "lost", "lost\ndenied", "lost\nunavail.", "gained",
+                "net", "forb\n+", "forb\n-", "forb\n?", "bootstrap 95%\n(pp)", "McNemar\np",
+                "sign-flip\np", "Holm\nsign-flip", "Holm\nMcNemar"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
     for c in contrasts:
         n = c.comparison.counts()
         s = c.stats
-        table.add_row(escape(c.name), str(n["retained"]), str(n["lost"]), str(n["gained"]),
+        table.add_row(escape(c.name), str(n["retained"]), str(n["lost"]), str(n["lost_denied"]),
+                      str(n["lost_unavailable"]), str(n["gained"]),
                       f"{n['net']:+d}", str(n["newly_approved"]), str(n["newly_blocked"]),
                       str(n["newly_unavailable"]),
                       f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f}", _p(s.mcnemar_p),
@@ -134,9 +142,10 @@ def print_family(console: Console, contrasts: Sequence[Contrast], title: str) ->
                                                  else ""),
                       _p(c.holm_sign_flip_p), _p(c.holm_mcnemar_p))
     print_table(console, table)
-    _line(console, "lawful: retained / lost / gained (net = gained - lost, never netted per "
-                   "request); forb + / - / ?: forbidden requests newly approved / newly blocked "
-                   "by a usable denial / newly unavailable")
+    _line(console, "lawful: retained / lost (of which lost to denial, lost to unavailability) "
+                   "/ gained (net = gained - lost, never netted per request); forb + / - / ?: "
+                   "forbidden requests newly approved / newly blocked by a usable denial / "
+                   "newly unavailable")
     if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
         _line(console, "* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
                        "enumerate)")
@@ -200,10 +209,11 @@ def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, A
     """Transition counts per attribute value; gains and losses in separate columns."""
     table = _new_table(title=f"by {attribute}")
     table.add_column(attribute)
-    cols = ("retained", "lost", "gained", "neither", "net", "newly_approved", "newly_blocked",
-            "newly_unavailable")
+    cols = ("retained", "lost", "lost_denied", "lost_unavailable", "gained", "neither", "net",
+            "newly_approved", "newly_blocked", "newly_unavailable", "still_approved",
+            "still_blocked")
     for col in cols:
-        table.add_column(col.replace("_", "\n"), justify="right")
+        table.add_column(_stack(count_title(col)), justify="right")
     for row in rows:
         table.add_row(escape(row[attribute] or "(none)"),
                       *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))

@@ -2,8 +2,17 @@
 
 The page is opened from disk in a fresh profile with networking features off. The check fails
 on any console error or uncaught exception, any resource that failed to load, any image that is
-not rendered (``naturalWidth == 0``) and any section without content. Needs the Debian
-``chromium`` package and ``websocket-client`` (the ``dev`` extra).
+not rendered (``naturalWidth == 0``) and any section without content.
+
+Readability is measured on the rendered page at each of :data:`VIEWPORTS` (a desktop and a
+phone width): every figure must be shown at its natural size or larger (it scrolls instead of
+shrinking), the page itself must not be wider than the viewport, the navigation links must lie
+inside it without overlapping, and no text of the page may be smaller than ``min_text_px``.
+Every SVG figure is then opened on its own, where each ``<text>`` element's rendered font size
+(its font size times the element's screen transform) and its box are measured: the smallest
+text times the figure's displayed scale must reach ``min_text_px`` at every width, and no text
+may reach outside the figure (a clipped label). Needs the Debian ``chromium`` package and
+``websocket-client`` (the ``dev`` extra).
 """
 
 from __future__ import annotations
@@ -23,7 +32,52 @@ from typing import Any
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--hide-scrollbars", "--mute-audio",
-                  "--remote-debugging-port=0", "--window-size=1280,900")
+                  "--remote-debugging-port=0", "--window-size=1400,900")
+
+#: Page widths the check lays the page out at (CSS px): a desktop and a phone.
+VIEWPORTS = (1400, 390)
+#: The smallest text the page and its figures may show (CSS px).
+MIN_TEXT_PX = 10.0
+#: How far (CSS px) a text may reach past a figure's edge before it counts as clipped
+#: (anti-aliasing and font metrics round by a fraction of a pixel).
+CLIP_TOLERANCE_PX = 0.5
+
+_LAYOUT = """JSON.stringify((() => {
+  const vw = document.documentElement.clientWidth;
+  const rect = e => { const r = e.getBoundingClientRect();
+                      return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  const small = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own.length || !el.getClientRects().length) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    if (px < MIN_PX) small.push({text: own[0].textContent.trim().slice(0, 60), px: px});
+  }
+  return {
+    viewport: vw, page_width: document.documentElement.scrollWidth,
+    figures: Array.from(document.querySelectorAll('figure img')).map(i => ({
+        src: i.getAttribute('src'), shown: i.getBoundingClientRect().width,
+        natural: i.naturalWidth})),
+    nav: Array.from(document.querySelectorAll('nav a')).map(a => ({
+        text: a.innerText, ...rect(a)})),
+    small: small};
+})())"""
+
+_SVG_TEXT = """JSON.stringify((() => {
+  const box = document.documentElement.getBoundingClientRect();
+  const texts = [];
+  for (const t of document.querySelectorAll('text')) {
+    const words = t.textContent.trim();
+    if (!words) continue;
+    const m = t.getScreenCTM();
+    const r = t.getBoundingClientRect();
+    texts.push({text: words.slice(0, 60),
+                px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+                left: r.left - box.left, right: r.right - box.left,
+                top: r.top - box.top, bottom: r.bottom - box.top});
+  }
+  return {width: box.width, height: box.height, texts: texts};
+})())"""
 
 _INSPECT = """JSON.stringify({
   images: Array.from(document.images).map(i => ({src: i.getAttribute('src'),
@@ -42,6 +96,45 @@ class BrowserError(RuntimeError):
 
 
 @dataclass
+class FigureText:
+    """The text of one SVG figure opened on its own (natural size, CSS px)."""
+
+    src: str
+    texts: int
+    smallest_px: float
+    smallest: str
+    clipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ViewportCheck:
+    """The page laid out at one width: figure scales, text sizes, overflow, navigation."""
+
+    width: int
+    page_width: float = 0.0
+    #: displayed width / natural width of each figure (by src)
+    figure_scale: dict[str, float] = field(default_factory=dict)
+    #: smallest rendered figure text (CSS px) of each SVG figure (by src)
+    figure_text_px: dict[str, float] = field(default_factory=dict)
+    small_text: list[str] = field(default_factory=list)
+    navigation: list[str] = field(default_factory=list)
+
+    def problems(self, min_text_px: float) -> list[str]:
+        """Every readability failure at this width as one line."""
+        at = f"at {self.width} px"
+        out = []
+        if self.page_width > self.width + 1:
+            out.append(f"{at}: the page is {self.page_width:.0f} px wide (scrolls sideways)")
+        out += [f"{at}: figure {src} shrunk to {scale:.0%} of its size"
+                for src, scale in self.figure_scale.items() if scale < 0.995]
+        out += [f"{at}: figure {src} text {px:.1f} px < {min_text_px:g} px"
+                for src, px in self.figure_text_px.items() if px < min_text_px]
+        out += [f"{at}: page text {m}" for m in self.small_text]
+        out += [f"{at}: navigation {m}" for m in self.navigation]
+        return out
+
+
+@dataclass
 class PageCheck:
     """What the browser saw."""
 
@@ -52,12 +145,24 @@ class PageCheck:
     sections: int = 0
     images: int = 0
     screenshot: Path | None = None
+    min_text_px: float = MIN_TEXT_PX
+    figures: list[FigureText] = field(default_factory=list)
+    viewports: list[ViewportCheck] = field(default_factory=list)
+
+    @property
+    def readability_problems(self) -> list[str]:
+        """Clipped figure text and every viewport's readability failures."""
+        out = [f"figure {f.src}: clipped text {c}" for f in self.figures for c in f.clipped]
+        for viewport in self.viewports:
+            out += viewport.problems(self.min_text_px)
+        return out
 
     @property
     def ok(self) -> bool:
         """True when nothing failed and the page has at least one section."""
         return self.sections > 0 and not (self.console_errors or self.failed_requests
-                                           or self.missing_images or self.empty_sections)
+                                           or self.missing_images or self.empty_sections
+                                           or self.readability_problems)
 
     def problems(self) -> list[str]:
         """Every failure as one line."""
@@ -67,7 +172,7 @@ class PageCheck:
         out += [f"empty section: {m}" for m in self.empty_sections]
         if self.sections == 0:
             out.append("the page has no section")
-        return out
+        return out + self.readability_problems
 
 
 def find_chromium() -> str | None:
@@ -109,10 +214,28 @@ class _Session:
                 return result
             self.events.append(message)
 
-    def wait_for(self, method: str) -> None:
-        """Wait until an event named ``method`` arrived."""
-        while not any(e.get("method") == method for e in self.events):
+    def wait_for(self, method: str, since: int = 0) -> None:
+        """Wait until an event named ``method`` arrived (among events from index ``since``)."""
+        while not any(e.get("method") == method for e in self.events[since:]):
             self.events.append(self._receive())
+
+    def evaluate(self, expression: str) -> Any:
+        """The JSON value a page expression returns (the expression returns a JSON string)."""
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise BrowserError(f"page script failed: {result['exceptionDetails']}")
+        return json.loads(result["result"]["value"])
+
+    def open(self, url: str) -> None:
+        """Navigate to ``url`` and wait for its load event."""
+        since = len(self.events)
+        self.call("Page.navigate", url=url)
+        self.wait_for("Page.loadEventFired", since)
+
+    def set_width(self, width: int) -> None:
+        """Lay the page out at ``width`` CSS px (a phone below 600 px: mobile viewport)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=900,
+                  deviceScaleFactor=1, mobile=width < 600)
 
     def close(self) -> None:
         """Close the socket."""
@@ -155,9 +278,50 @@ def _collect(check: PageCheck, events: list[dict[str, Any]]) -> None:
             check.failed_requests.append(str(params.get("errorText", "")))
 
 
+def _navigation_problems(links: list[dict[str, Any]], viewport: float) -> list[str]:
+    """Links reaching outside the viewport, or overlapping one another."""
+    out = [f"link '{a['text']}' reaches outside the viewport ({a['left']:.0f} to "
+           f"{a['right']:.0f} px)" for a in links
+           if a["left"] < -0.5 or a["right"] > viewport + 0.5]
+    for i, a in enumerate(links):
+        for b in links[i + 1:]:
+            if (a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5
+                    and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5):
+                out.append(f"links '{a['text']}' and '{b['text']}' overlap")
+    return out
+
+
+def _figure_text(src: str, seen: dict[str, Any]) -> FigureText:
+    """The smallest text of an SVG figure and every text that reaches past its edges."""
+    texts = seen["texts"]
+    smallest = min(texts, key=lambda t: t["px"], default=None)
+    clipped = []
+    for t in texts:
+        outside = max(-t["left"], -t["top"], t["right"] - seen["width"],
+                      t["bottom"] - seen["height"])
+        if outside > CLIP_TOLERANCE_PX:
+            clipped.append(f"'{t['text']}' ({outside:.1f} px outside)")
+    return FigureText(src, len(texts), smallest["px"] if smallest else float("inf"),
+                      smallest["text"] if smallest else "", clipped)
+
+
+def _inspect_layout(session: _Session, check: PageCheck, width: int) -> ViewportCheck:
+    session.set_width(width)
+    seen = session.evaluate(_LAYOUT.replace("MIN_PX", repr(check.min_text_px)))
+    view = ViewportCheck(width, float(seen["page_width"]))
+    for f in seen["figures"]:
+        if f["natural"]:
+            view.figure_scale[f["src"]] = f["shown"] / f["natural"]
+    view.small_text = [f"'{t['text']}' is {t['px']:.1f} px" for t in seen["small"]]
+    view.navigation = _navigation_problems(seen["nav"], float(seen["viewport"]))
+    return view
+
+
 def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 60.0,
-               scale: float = 0.5) -> PageCheck:
-    """Open ``html`` in headless Chromium, inspect it and (optionally) save a full-page PNG.
+               scale: float = 0.5, viewports: tuple[int, ...] = VIEWPORTS,
+               min_text_px: float = MIN_TEXT_PX) -> PageCheck:
+    """Open ``html`` in headless Chromium, inspect it at each width of ``viewports``, measure
+    the text of every SVG figure, and (optionally) save a full-page PNG at the first width.
 
     Raises :class:`BrowserError` when Chromium is missing or cannot be driven.
     """
@@ -165,7 +329,7 @@ def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 6
     if chromium is None:
         raise BrowserError("Chromium not found: install the Debian 'chromium' package "
                            "(apt-get install -y chromium) or set CHROMIUM")
-    check = PageCheck()
+    check = PageCheck(min_text_px=min_text_px)
     with tempfile.TemporaryDirectory(prefix="authpairs-chromium-") as tmp:
         profile = Path(tmp)
         process = subprocess.Popen([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
@@ -176,10 +340,10 @@ def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 6
             try:
                 for domain in ("Runtime", "Log", "Page", "Network"):
                     session.call(f"{domain}.enable")
-                session.call("Page.navigate", url=html.resolve().as_uri())
-                session.wait_for("Page.loadEventFired")
-                seen = json.loads(session.call("Runtime.evaluate", expression=_INSPECT,
-                                               returnByValue=True)["result"]["value"])
+                if viewports:
+                    session.set_width(viewports[0])
+                session.open(html.resolve().as_uri())
+                seen = session.evaluate(_INSPECT)
                 check.images = len(seen["images"])
                 check.missing_images = [i["src"] for i in seen["images"] if not i["ok"]]
                 check.sections = len(seen["sections"])
@@ -193,7 +357,18 @@ def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 6
                     screenshot.parent.mkdir(parents=True, exist_ok=True)
                     screenshot.write_bytes(base64.b64decode(shot["data"]))
                     check.screenshot = screenshot
-                _collect(check, session.events)
+                check.viewports = [_inspect_layout(session, check, w) for w in viewports]
+                _collect(check, session.events)  # the page's own events, before the figures
+                svgs = [i["src"] for i in seen["images"]
+                        if i["ok"] and str(i["src"]).endswith(".svg")]
+                for src in dict.fromkeys(svgs):
+                    session.open((html.resolve().parent / src).as_uri())
+                    check.figures.append(_figure_text(src, session.evaluate(_SVG_TEXT)))
+                for view in check.viewports:
+                    for figure in check.figures:
+                        if figure.src in view.figure_scale and figure.texts:
+                            view.figure_text_px[figure.src] = (
+                                figure.smallest_px * view.figure_scale[figure.src])
                 session.call("Browser.close")
             finally:
                 session.close()

@@ -3,6 +3,10 @@
 Every figure has a title naming the n it is computed on, labelled axes with units, and reads in
 greyscale: heatmaps use a grey ramp with the values printed in the cells, bars differ by hatch
 as well as by grey level, and points by marker shape.
+
+Sizes are chosen for the page: a figure is at most :data:`MAX_WIDTH_IN` wide, so the page shows
+it at its natural size (one point = 4/3 CSS px) and never shrinks it, and no text is smaller
+than :data:`MIN_FONT_PT` (10.7 px). What grows with the data grows in height, not width.
 """
 
 from __future__ import annotations
@@ -28,8 +32,16 @@ from matplotlib.figure import Figure
 
 mpl.use("Agg")
 
+#: The smallest text of any figure (points; 8 pt = 10.7 CSS px at the natural size).
+MIN_FONT_PT = 8.0
+#: The widest figure (inches): 936 pt = 1,248 CSS px, inside the page's 1,280 px column.
+MAX_WIDTH_IN = 13.0
+#: The tallest figure (inches).
+MAX_HEIGHT_IN = 48.0
+#: PNG resolution: 96 dpi, so a PNG has the pixel size the page shows the SVG at.
+PNG_DPI = 96
 _RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
-            "hatch.linewidth": 0.6, "svg.fonttype": "none"}
+            "legend.fontsize": 9, "hatch.linewidth": 0.6, "svg.fonttype": "none"}
 #: Cells above this many get no printed values (the CSV and the HTML table carry them).
 MAX_ANNOTATED_CELLS = 160
 HATCHES = ("", "//", "x", "..", "\\\\", "+", "o", "--")
@@ -61,7 +73,8 @@ def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
             engine.execute(fig)
             fig.set_layout_engine(None)  # frozen: no second layout pass per file
         fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
-        fig.savefig(folder / f"{stem}.png", format="png", dpi=72, metadata={"Software": None})
+        fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
+                    metadata={"Software": None})
     return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
 
 
@@ -151,14 +164,23 @@ class FigureQueue:
             self._pool = None
 
 
-def _wrap(title: str, width_inches: float) -> str:
-    """Break a long title into lines that fit the figure (about 11 characters per inch)."""
-    return "\n".join(textwrap.wrap(title, max(30, int(width_inches * 11))))
+def _wrap(title: str, width_inches: float, points: float = 10.0) -> str:
+    """Break a long text into lines that fit ``width_inches`` at ``points`` (a character of
+    DejaVu Sans is about 0.62 em wide on average; a little margin is kept)."""
+    per_line = int(width_inches * 72 / (0.62 * points))
+    return "\n".join(textwrap.wrap(title, max(16, per_line)))
+
+
+def _text_width_in(text: str, points: float) -> float:
+    """About how wide ``text`` (its longest line) is at ``points``, in inches."""
+    longest = max((len(line) for line in text.split("\n")), default=0)
+    return longest * 0.62 * points / 72
 
 
 def _figure(width: float, height: float) -> Figure:
     with mpl.rc_context(_RC):
-        return Figure(figsize=(min(width, 24.0), min(height, 30.0)), layout="constrained")
+        return Figure(figsize=(min(width, MAX_WIDTH_IN), min(height, MAX_HEIGHT_IN)),
+                      layout="constrained")
 
 
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
@@ -168,11 +190,27 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
     """A grey-ramp heatmap; NaN cells and ``marked`` cells are hatched (and labelled so).
 
     ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`).
+    Cells are as wide as their printed labels; column labels are turned 45 degrees when they
+    are wider than a cell; a map of few rows gets its colour bar below, so the bar's label
+    always has room.
     """
     nrows, ncols = values.shape
+    annotate = text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS
+    cells = [t for row in text for t in row] if text is not None and annotate else []
+    cell_w = max(0.55, max((_text_width_in(t, MIN_FONT_PT) for t in cells), default=0) + 0.15)
+    lines = max((t.count("\n") + 1 for t in cells), default=1)
+    cell_h = max(0.26, lines * MIN_FONT_PT * 1.3 / 72 + 0.08)
+    row_w = max((_text_width_in(r, 9) for r in rows), default=0)
+    col_w = max((_text_width_in(c, 9) for c in cols), default=0)
+    rotate = col_w > cell_w - 0.05
+    col_h = 0.71 * col_w + 0.1 if rotate else 0.25
+    plot_h = cell_h * nrows
+    below = plot_h < 2.4  # too short for an upright colour-bar label
+    width = min(MAX_WIDTH_IN, max(4.0, 1.0 + row_w + cell_w * ncols + (0 if below else 1.3)))
+    title_lines = _wrap(title, width - 0.3).count("\n") + 1
+    height = 0.9 + 0.2 * title_lines + plot_h + col_h + (1.0 if below else 0)
     with mpl.rc_context(_RC):
-        fig = _figure(2.8 + 0.55 * ncols + 0.05 * max(map(len, rows), default=0),
-                      1.6 + 0.26 * nrows + 0.05 * max(map(len, cols), default=0))
+        fig = _figure(width, height)
         ax = fig.add_subplot()
         masked = np.ma.masked_invalid(values)
         # vector cells: no image resampling (which dominated the drawing time of big maps)
@@ -185,22 +223,27 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
         for i, j in zip(*np.nonzero(hatch_mask), strict=True):
             ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
                                                hatch="xx", edgecolor="0.35", linewidth=0))
-        ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if ncols > 3 else 0,
-                      ha="right" if ncols > 3 else "center")
+        ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if rotate else 0,
+                      ha="right" if rotate else "center",
+                      rotation_mode="anchor" if rotate else "default")
         ax.set_yticks(range(nrows), labels=list(rows))
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(_wrap(title, fig.get_figwidth() - 1.5))
-        if text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS:
+        ax.set_ylabel(_wrap(ylabel, max(plot_h, 1.0), 9))
+        fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
+        if text is not None and annotate:
             span = vmax - vmin or 1.0
             for i in range(nrows):
                 for j in range(ncols):
                     v = values[i, j]
                     dark = not np.isnan(v) and ((v - vmin) / span > 0.55) != reverse_text
-                    ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
+                    ax.text(j, i, text[i][j], ha="center", va="center", fontsize=MIN_FONT_PT,
                             color="white" if dark else "black", in_layout=False)
-        bar = fig.colorbar(image, ax=ax, shrink=0.8)
-        bar.set_label(cbar_label)
+        if below:
+            bar = fig.colorbar(image, ax=ax, location="bottom", shrink=0.8, aspect=30)
+            bar.set_label(_wrap(cbar_label, fig.get_figwidth() - 0.6, 9))
+        else:
+            bar = fig.colorbar(image, ax=ax, shrink=0.8)
+            bar.set_label(_wrap(cbar_label, 0.8 * plot_h, 9))
     return fig
 
 
@@ -251,7 +294,7 @@ def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]
             ax.plot([r["mean"] for r in picked], ys, linestyle="none", marker="o",
                     color="black", markerfacecolor="white", label="mean over seeds")
             ax.set_xlim(-2, 102)
-            ax.set_title(title, fontsize=9)
+            ax.set_title(title)
             ax.set_xlabel("rate (%)")
             ax.grid(axis="x", color="0.85", linewidth=0.5)
         for row in grid:
@@ -268,14 +311,29 @@ def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]
     return fig
 
 
+def _label_bars(ax: Any, bars: Any, keys: Sequence[str] | None = None) -> None:
+    """Print each bar's count at its end; with ``keys`` each label gets the SVG id
+    ``count-<key>`` (a test reads the counts back from the file)."""
+    for k, annotation in enumerate(ax.bar_label(bars, fontsize=MIN_FONT_PT, padding=2)):
+        annotation.set_in_layout(False)
+        if keys is not None:
+            annotation.set_gid(f"count-{keys[k]}")
+
+
 def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int]]], *,
                  title: str, xlabel: str, ylabel: str, horizontal: bool = False) -> Figure:
-    """Bars per group, one bar per series, each series with its own hatch and grey level."""
+    """Bars per group, one bar per series, each series with its own hatch and grey level.
+
+    Horizontal bars grow in height with the groups (and suit long group names); vertical bars
+    are for a few groups only, and the figure never gets wider than :data:`MAX_WIDTH_IN`.
+    """
     k = len(series)
     width = 0.8 / max(k, 1)
     with mpl.rc_context(_RC):
         if horizontal:
-            fig = _figure(7.5, 1.4 + 0.32 * len(groups) * max(k, 1))
+            label_w = max((_text_width_in(g, 9) for g in groups), default=0)
+            fig = _figure(max(7.5, label_w + 6.0), 1.8 + 0.2 * len(groups) * max(k, 1)
+                          + 0.2 * k)
         else:
             fig = _figure(2.5 + 0.35 * len(groups) * max(k, 1), 4.6)
         ax = fig.add_subplot()
@@ -289,19 +347,61 @@ def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int
             else:
                 bars = ax.bar(pos, counts, width=width, color=grey, hatch=hatch,
                               edgecolor="black", linewidth=0.6, label=label)
-            for annotation in ax.bar_label(bars, fontsize=7, padding=2):
-                annotation.set_in_layout(False)
+            _label_bars(ax, bars)
         if horizontal:
             ax.set_yticks(x, labels=list(groups))
             ax.invert_yaxis()
+            ax.margins(x=0.08, y=0.02)
         else:
             ax.set_xticks(x, labels=list(groups), rotation=40 if len(groups) > 3 else 0,
                           ha="right" if len(groups) > 3 else "center")
+            ax.margins(x=0.02, y=0.12)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(_wrap(title, fig.get_figwidth()))
-        ax.legend(frameon=False, fontsize=8)
-        ax.margins(x=0.02, y=0.12)
+        fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
+        fig.legend(loc="outside lower center", ncols=min(k, 2), frameon=False)
+    return fig
+
+
+def transition_bars(lawful: Sequence[tuple[str, str, int]],
+                    forbidden: Sequence[tuple[str, str, int]], lost_split: tuple[int, int], *,
+                    title: str) -> Figure:
+    """Request transitions: one panel per reference label, one bar per transition (``(key,
+    title, count)``), every transition shown even at zero. The lost bar is split into lost to
+    denial and lost to unavailability (hatched apart); each panel's bars add up to its
+    matched requests."""
+    denied, unavailable = lost_split
+    with mpl.rc_context(_RC):
+        label_w = max((_text_width_in(t, 9) for _, t, _ in (*lawful, *forbidden)), default=0)
+        fig = _figure(max(8.0, label_w + 6.0),
+                      2.2 + 0.32 * (len(lawful) + len(forbidden)))
+        axes = fig.subplots(2, 1, sharex=True,
+                            height_ratios=[max(len(lawful), 1), max(len(forbidden), 1)])
+        for ax, side, rows in ((axes[0], "lawful", lawful), (axes[1], "forbidden", forbidden)):
+            y = np.arange(len(rows))
+            counts = [c for _, _, c in rows]
+            bars = ax.barh(y, counts, height=0.6, color="0.75", edgecolor="black",
+                           linewidth=0.6)
+            _label_bars(ax, bars, [key for key, _, _ in rows])
+            ax.set_yticks(y, labels=[t for _, t, _ in rows])
+            ax.invert_yaxis()
+            ax.set_ylabel(f"{side}\n(n = {sum(counts)})")
+            ax.margins(x=0.12)
+            ax.grid(axis="x", color="0.85", linewidth=0.5)
+            ax.set_axisbelow(True)
+        keys = [key for key, _, _ in lawful]
+        if "lost" in keys:  # split the lost bar: denial first, then unavailability
+            i = keys.index("lost")
+            ax = axes[0]
+            ax.barh([i], [denied], height=0.6, color="0.3", hatch="//", edgecolor="black",
+                    linewidth=0.6, label=f"lost to denial ({denied})")
+            ax.barh([i], [unavailable], left=[denied], height=0.6, color="white", hatch="..",
+                    edgecolor="black", linewidth=0.6,
+                    label=f"lost to unavailability ({unavailable})")
+            fig.legend(loc="outside lower center", ncols=2, frameon=False)
+        axes[1].set_xlabel("requests (count)")
+        fig.align_ylabels(axes)
+        fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
     return fig
 
 
@@ -393,6 +493,5 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
         fig.suptitle(_wrap(title, fig.get_figwidth()))
         handles = [mpl.patches.Patch(facecolor=grey, hatch=hatch, edgecolor="0.2", label=label)
                    for label, _, grey, hatch in groups]
-        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False,
-                   fontsize=8)
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
     return fig

@@ -25,6 +25,14 @@ from authpairs.analysis.cost import (
     condition_from_composition,
     cost_grid,
 )
+from authpairs.analysis.formatting import (
+    FORBIDDEN_FIELDS,
+    FORBIDDEN_TRANSITIONS,
+    LAWFUL_FIELDS,
+    LAWFUL_TRANSITIONS,
+    format_p,
+    stats_lines,
+)
 from authpairs.analysis.study import (
     StudyCell,
     StudyPlan,
@@ -66,13 +74,15 @@ def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
         values[i, j] = contrast.stats.net_pp
         p = contrast.holm_sign_flip_p
         star = "*" if p is not None and p < 0.05 else ""
-        text[i][j] = f"{contrast.stats.net_pp:+.1f}{star}\np={p:.3f}" if p is not None else ""
+        text[i][j] = (f"{contrast.stats.net_pp:+.1f}{star}\np={format_p(p)}" if p is not None
+                      else "")
     span = max(5.0, float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 5.0)
     lawful = max((c.stats.lawful for c in contrasts), default=0)
     return figs.add(
         "contrasts", "Contrast matrix", fig.heatmap,
         values, rows, cols, title=f"Contrast family: net lawful change with Holm-adjusted "
-        f"sign-flip p ({len(contrasts)} contrasts, n = {lawful} matched lawful requests each)",
+        f"sign-flip p ({len(contrasts)} contrast{'' if len(contrasts) == 1 else 's'}, "
+        f"n = {lawful} matched lawful requests each)",
         xlabel="after (or compared levels)", ylabel="before (or fixed levels)",
         cbar_label="net lawful change (percentage points; dark = lost)", vmin=-span, vmax=span,
         text=text, cmap="gray", reverse_text=True)
@@ -121,9 +131,10 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
         f"are never netted per request; see the CSV for both. Bootstrap: {req.draws:,} draws, "
         f"seed {req.seed}. Paper Figure 7."))
     section.tables.append(table(out, "contrasts", "contrasts", contrast_rows(contrasts), [
-        "contrast", "retained", "lost", "gained", "net", "lawful_matched", "newly_approved",
-        "newly_blocked", "net_pp", "bootstrap_low", "bootstrap_high", "mcnemar_p",
-        "sign_flip_p", "holm_sign_flip_p", "holm_mcnemar_p"]))
+        "contrast", "retained", "lost", "lost_denied", "lost_unavailable", "gained", "net",
+        "lawful_matched", "newly_approved", "newly_blocked", "newly_unavailable", "net_pp",
+        "bootstrap_low", "bootstrap_high", "mcnemar_p", "sign_flip_p", "holm_sign_flip_p",
+        "holm_mcnemar_p"]))
     section.figures.append(contrast_figure(figs, contrasts, where))
     return section
 
@@ -140,25 +151,37 @@ def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: Repor
     comp = contrast.comparison
     n = comp.counts()
     section = Section("transitions", f"Request transitions: {a.name} -> {b.name}", intro=(
-        "Every request matched by id. Lawful requests are retained, lost, gained or neither "
-        "(completed = approved, and executed and verified where effects were enforced); "
-        "forbidden requests still approved, newly approved, newly blocked or still blocked."))
-    s = contrast.stats
-    section.notes.append(
-        f"lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} lawful "
-        f"({s.net_pp:+.2f} pp); exact McNemar p = {s.mcnemar_p:.4f}; cluster bootstrap 95% "
-        f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f} pp ({s.bootstrap.clusters} "
-        f"clusters); cluster sign-flip p = {s.sign_flip.p_value:.4f} ({s.sign_flip.method}).")
+        "Every request matched by id. Lawful requests are retained, lost (to a denial or to "
+        "unavailability), gained or neither (completed = went through: executed where effects "
+        "were enforced, else an ALLOW dispatch); forbidden requests still approved, newly "
+        "approved, newly blocked by a usable denial, newly unavailable (not approved after, "
+        "without a usable denial) or still not approved. Gains and losses are never netted "
+        "per request."))
+    section.notes.extend(stats_lines("statistics", contrast.stats))
+    if contrast.sensitivity is not None:
+        section.notes.extend(stats_lines(
+            f"sensitivity, {contrast.unresolved_excluded} unresolved contexts excluded",
+            contrast.sensitivity))
     if comp.only_before or comp.only_after or comp.label_mismatch:
         section.notes.append(f"unmatched: {len(comp.only_before)} only in {a.name}, "
                              f"{len(comp.only_after)} only in {b.name}, "
                              f"{len(comp.label_mismatch)} with differing labels.")
-    lawful_keys = ("retained", "lost", "gained", "neither")
-    forbidden_keys = ("still_approved", "newly_approved", "newly_blocked", "still_blocked")
-    section.tables.append(table(out, "transitions", "transition counts", [
-        {"side": "lawful", **{k: n[k] for k in lawful_keys}, "matched": n["lawful_matched"]},
-        {"side": "forbidden", **{k: n[k] for k in forbidden_keys},
-         "matched": n["forbidden_matched"]}]))
+    lawful_keys = [f.key for f in LAWFUL_FIELDS]
+    forbidden_keys = [f.key for f in FORBIDDEN_FIELDS]
+    section.tables.append(table(
+        out, "transitions_lawful", "lawful requests (completed): transitions, lost split into "
+        "lost to denial and lost to unavailability",
+        [{**{k: n[k] for k in lawful_keys}, "net": n["net"],
+          "lawful_completed_before": n["lawful_completed_before"],
+          "lawful_completed_after": n["lawful_completed_after"],
+          "lawful_matched": n["lawful_matched"]}]))
+    section.tables.append(table(
+        out, "transitions_forbidden", "forbidden requests (approved): transitions; newly "
+        "unavailable = not approved after, without a usable denial",
+        [{**{k: n[k] for k in forbidden_keys},
+          "forbidden_approved_before": n["forbidden_approved_before"],
+          "forbidden_approved_after": n["forbidden_approved_after"],
+          "forbidden_matched": n["forbidden_matched"]}]))
     lost = [c.to_dict() for c in comp.with_transition("lost")]
     cols = ["case_id", "cluster", "path", "before_status", "after_status", "resolved"]
     if lost:
@@ -174,12 +197,15 @@ def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: Repor
                                 f"every changed request ({len(changed)})",
                                 changed, ["transition", *cols, "label"]))
     section.downloads.append(table(out, "requests", "", comp.rows()).csv)
+    section.downloads.append(table(out, "transitions", "", [n]).csv)  # every count, one row
     total = n["lawful_matched"] + n["forbidden_matched"]
     section.figures.append(figs.add(
-        "transitions", "Request transitions", fig.grouped_bars, ["lawful", "forbidden"],
-        [(f"{x} / {y}", [n[x], n[y]]) for x, y in zip(lawful_keys, forbidden_keys, strict=True)],
-        title=f"Request transitions {a.name} -> {b.name} (n = {total} matched requests)",
-        xlabel="requests (count)", ylabel="reference label", horizontal=True))
+        "transitions", "Request transitions", fig.transition_bars,
+        [(f.key, f.title, n[f.key]) for f in LAWFUL_TRANSITIONS],
+        [(f.key, f.title, n[f.key]) for f in FORBIDDEN_TRANSITIONS],
+        (n["lost_denied"], n["lost_unavailable"]),
+        title=f"Request transitions {a.name} -> {b.name} (n = {total} matched requests: "
+              f"{n['lawful_matched']} lawful, {n['forbidden_matched']} forbidden)"))
     return section
 
 
@@ -233,7 +259,7 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
          ("unavailable reached, lawful", [r["unavailable_lawful"] for r in rows])],
         title=f"Compositions ({len(rows)} orders; n = {first.n_forbidden} forbidden + "
               f"{first.n_lawful} lawful inputs)",
-        xlabel="ordered composition", ylabel="requests (count)"))
+        xlabel="requests (count)", ylabel="ordered composition", horizontal=True))
     conditions = [condition_from_composition(r) for r in results]
     section.downloads.append(table(out, "break_even", "", break_even_table(conditions)).csv)
     spec = req.grid or GridSpec()

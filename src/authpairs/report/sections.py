@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from authpairs.analysis.formatting import count_title, format_p
 from authpairs.report.figures import FigureFile
 from authpairs.report.files import write_csv
 
@@ -15,11 +16,57 @@ from authpairs.report.files import write_csv
 MAX_HTML_ROWS = 60
 
 
-def _cell(value: Any) -> str:
+#: Page titles of CSV columns whose plain reading (underscores as spaces) is not clear enough;
+#: comparison counts use :func:`~authpairs.analysis.formatting.count_title`.
+COLUMN_TITLES: dict[str, str] = {
+    "usable_correctness": "usable correctness (%)",
+    "unavailable_by_reason": "unavailable by reason",
+    "config_sha256": "configuration hash",
+    "manifest_sha256": "dataset manifest hash",
+    "created_at": "created (UTC)",
+    "n": "inputs",
+    "n_per_seed": "inputs per seed",
+    "pooled": "pooled (%)",
+    "mean": "mean (%)",
+    "min": "min (%)",
+    "max": "max (%)",
+    "bootstrap_low": "bootstrap low",
+    "bootstrap_high": "bootstrap high",
+    "net_pp": "net (pp)",
+    "mcnemar_p": "McNemar p",
+    "sign_flip_p": "sign-flip p",
+    "holm_sign_flip_p": "Holm sign-flip p",
+    "holm_mcnemar_p": "Holm McNemar p",
+    "equal_weight_group_accuracy": "equal-weight group accuracy (%)",
+    "query_groups_with_both_labels": "query groups with both labels",
+    "case_id": "case id",
+    "before_status": "before",
+    "after_status": "after",
+    "unavailable_forbidden": "unavailable reached, forbidden",
+    "unavailable_lawful": "unavailable reached, lawful",
+    "cells_selected": "cells selected",
+    "stop_reason": "stop reason",
+    "stopped_by": "stopped by",
+}
+
+
+def column_title(key: str) -> str:
+    """The page's title of a CSV column (the CSV keeps the key)."""
+    return COLUMN_TITLES.get(key) or count_title(key)
+
+
+def is_p_value(key: str) -> bool:
+    """True for columns that hold p-values (written with :func:`format_p`)."""
+    return key == "p" or key.endswith(("_p", "p_value"))
+
+
+def _cell(value: Any, key: str = "") -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float) and is_p_value(key):
+        return format_p(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "n/a"
@@ -37,10 +84,11 @@ class TableBlock:
 
     caption: str
     csv: str
-    columns: list[str]
+    columns: list[str]  # page titles, one per shown column
     rows: list[list[str]]
     total_rows: int
     numeric: list[bool] = field(default_factory=list)  # right-aligned columns
+    keys: list[str] = field(default_factory=list)  # the CSV column of each shown column
 
     @property
     def truncated(self) -> bool:
@@ -57,11 +105,11 @@ def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]]
         for row in rows:
             seen.extend(k for k in row if k not in seen)
         columns = seen
-    shown = [[_cell(row.get(c)) for c in columns] for row in rows[:max_rows]]
+    shown = [[_cell(row.get(c), c) for c in columns] for row in rows[:max_rows]]
     numeric = [all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
                for c in columns]
-    return TableBlock(caption, str(path.relative_to(out_dir)), list(columns), shown, len(rows),
-                      numeric)
+    return TableBlock(caption, str(path.relative_to(out_dir)), [column_title(c) for c in columns],
+                      shown, len(rows), numeric, list(columns))
 
 
 @dataclass

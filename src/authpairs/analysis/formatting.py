@@ -1,0 +1,95 @@
+"""How analysis results are written for people: one p-value formatter and one name for every
+count of a comparison, shared by the terminal, the HTML report and the notebook views.
+
+Plain Python only (no numpy, no rich), so any view can import it cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from authpairs.analysis.contrast import ContrastStats
+
+#: Below this, a p-value is written in scientific notation with two significant digits.
+SCIENTIFIC_BELOW = 1e-4
+
+
+def format_p(value: float | None) -> str:
+    """A p-value for display: six decimals, or ``1.9e-06`` (two significant digits) below
+    0.0001; ``n/a`` when there is none. Every view writes p-values with this function."""
+    if value is None or value != value:  # None or NaN
+        return "n/a"
+    return f"{value:.1e}" if 0 < value < SCIENTIFIC_BELOW else f"{value:.6f}"
+
+
+@dataclass(frozen=True)
+class CountField:
+    """One count of a comparison: its key in ``Comparison.counts()`` and its human title."""
+
+    key: str
+    title: str
+    description: str
+
+
+#: The lawful side of a comparison, in display order (``lost`` is split right after it).
+LAWFUL_FIELDS: tuple[CountField, ...] = (
+    CountField("retained", "retained", "completed before and after"),
+    CountField("lost", "lost", "completed before, not after"),
+    CountField("lost_denied", "lost to denial", "lost, with a usable BLOCK after"),
+    CountField("lost_unavailable", "lost to unavailability",
+               "lost, with no usable decision after (unavailable or abstained)"),
+    CountField("gained", "gained", "completed after, not before"),
+    CountField("neither", "neither", "completed in neither run"),
+)
+
+#: The forbidden side of a comparison, in display order.
+FORBIDDEN_FIELDS: tuple[CountField, ...] = (
+    CountField("still_approved", "still approved", "approved before and after"),
+    CountField("newly_approved", "newly approved", "approved after, not before"),
+    CountField("newly_blocked", "newly blocked (usable denial)",
+               "approved before, a usable denial after"),
+    CountField("newly_unavailable", "newly unavailable",
+               "approved before, not after, without a usable denial"),
+    CountField("still_blocked", "still not approved", "approved in neither run"),
+)
+
+#: Totals shown beside the transitions (matched requests, completions and approvals).
+TOTAL_FIELDS: tuple[CountField, ...] = (
+    CountField("net", "net", "gained - lost (never netted per request)"),
+    CountField("lawful_matched", "lawful matched", "lawful requests in both runs"),
+    CountField("lawful_completed_before", "completed before", "lawful requests completed before"),
+    CountField("lawful_completed_after", "completed after", "lawful requests completed after"),
+    CountField("forbidden_matched", "forbidden matched", "forbidden requests in both runs"),
+    CountField("forbidden_approved_before", "approved before",
+               "forbidden requests approved before"),
+    CountField("forbidden_approved_after", "approved after", "forbidden requests approved after"),
+)
+
+#: Transitions of one side each (what a matched request can become); ``lost`` once, unsplit.
+LAWFUL_TRANSITIONS: tuple[CountField, ...] = tuple(
+    f for f in LAWFUL_FIELDS if f.key not in ("lost_denied", "lost_unavailable"))
+FORBIDDEN_TRANSITIONS: tuple[CountField, ...] = FORBIDDEN_FIELDS
+
+_TITLES = {f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS, *TOTAL_FIELDS)}
+
+
+def count_title(key: str) -> str:
+    """The human title of a comparison count key (``lost_denied`` -> ``lost to denial``)."""
+    return _TITLES.get(key, key.replace("_", " "))
+
+
+def stats_lines(title: str, s: ContrastStats) -> list[str]:
+    """The statistics of a comparison as plain sentences (the terminal and the page both
+    print these lines; the first starts with ``title``)."""
+    b, f = s.bootstrap, s.sign_flip
+    return [
+        f"{title}: lost {s.lost}, gained {s.gained}, net {s.net:+d} of {s.lawful} "
+        f"lawful ({s.net_pp:+.2f} pp)",
+        f"exact McNemar p = {format_p(s.mcnemar_p)} (discordant {s.lost} lost / "
+        f"{s.gained} gained)",
+        f"cluster bootstrap ({b.clusters} clusters, {b.draws} draws, seed {b.seed}): "
+        f"{100 * b.level:.0f}% percentile interval {b.low:+.2f} to {b.high:+.2f} pp",
+        f"cluster sign-flip ({f.method}, {f.nonzero_clusters} nonzero clusters, "
+        f"{f.patterns:,} patterns): p = {format_p(f.p_value)}"]
