@@ -11,7 +11,10 @@ through package entry points: a distribution that declares, in its ``pyproject.t
 
 makes ``my-guard`` available wherever guardrails are looked up, with no change to authpairs.
 Entry-point groups are ``authpairs.<kind>`` (``interfaces``, ``backends``, ``guardrails``,
-``effect_types``, ``tracks``).
+``effect_types``, ``effect_implementations``, ``tracks``).
+
+Every entry remembers the module that registered it, so a test can check that no registration
+names, by string, code in a layer above its own (``tests/architecture``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class Entry:
     name: str
     origin: str
     target: str
+    registered_by: str = ""
+    """The module whose code registered it (empty for an entry point)."""
 
 
 def load_object(target: str) -> object:
@@ -74,6 +79,18 @@ def _import(module_name: str) -> object:
         return importlib.import_module(module_name)
 
 
+def caller_module(skip: int = 0) -> str:
+    """The name of the first module outside this one on the call stack, ``skip`` more frames
+    further out (for a helper that registers on its caller's behalf)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    for _ in range(skip):
+        if frame.f_back is not None:
+            frame = frame.f_back
+    return str(frame.f_globals.get("__name__", ""))
+
+
 class Registry(Generic[T]):
     """Named components of one kind, loaded on first use, open to entry-point plugins."""
 
@@ -82,18 +99,25 @@ class Registry(Generic[T]):
         self.group = f"authpairs.{kind}"
         self._check = check
         self._loaded: dict[str, T] = {}
-        self._lazy: dict[str, tuple[str, str]] = {}
+        self._lazy: dict[str, tuple[str, str, str]] = {}
         self._plugins_scanned = False
 
-    def add(self, name: str, component: T, *, origin: str = "built-in") -> T:
-        """Register an already-imported component under ``name`` and return it."""
+    def add(self, name: str, component: T, *, origin: str = "built-in",
+            registered_by: str | None = None) -> T:
+        """Register an already-imported component under ``name`` and return it.
+
+        ``registered_by`` is the registering module (default: the caller's)."""
         self._loaded[name] = component
-        self._lazy[name] = (self._target_of(component), origin)
+        self._lazy[name] = (self._target_of(component), origin,
+                            registered_by or caller_module())
         return component
 
-    def add_lazy(self, name: str, target: str, *, origin: str = "built-in") -> None:
-        """Register ``"module:attribute"`` under ``name``; it is imported on first lookup."""
-        self._lazy[name] = (target, origin)
+    def add_lazy(self, name: str, target: str, *, origin: str = "built-in",
+                 registered_by: str | None = None) -> None:
+        """Register ``"module:attribute"`` under ``name``; it is imported on first lookup.
+
+        ``registered_by`` is the registering module (default: the caller's)."""
+        self._lazy[name] = (target, origin, registered_by or caller_module())
         self._loaded.pop(name, None)
 
     def register(self, name: str) -> Callable[[T], T]:
@@ -113,7 +137,7 @@ class Registry(Generic[T]):
         if name not in self._lazy:
             known = ", ".join(self.names()) or "none"
             raise RegistryError(f"unknown {self._singular()} '{name}' (known: {known})")
-        target, _origin = self._lazy[name]
+        target = self._lazy[name][0]
         raw = load_object(target)
         component = self._check(raw) if self._check is not None else raw
         self._loaded[name] = component  # type: ignore[assignment]
@@ -137,8 +161,8 @@ class Registry(Generic[T]):
     def entries(self) -> list[Entry]:
         """Every registered component with its origin (``built-in`` or ``plugin: dist``)."""
         self._scan_plugins()
-        return [Entry(name, origin, target)
-                for name, (target, origin) in sorted(self._lazy.items())]
+        return [Entry(name, origin, target, by)
+                for name, (target, origin, by) in sorted(self._lazy.items())]
 
     def _scan_plugins(self) -> None:
         if self._plugins_scanned:
@@ -148,7 +172,7 @@ class Registry(Generic[T]):
             if point.name in self._lazy:
                 continue  # a built-in keeps its name; plugins cannot shadow it
             dist = point.dist.name if point.dist is not None else "unknown"
-            self._lazy[point.name] = (point.value, f"plugin: {dist}")
+            self._lazy[point.name] = (point.value, f"plugin: {dist}", "")
 
     def _singular(self) -> str:
         return self.kind[:-1].replace("_", " ") if self.kind.endswith("s") else self.kind

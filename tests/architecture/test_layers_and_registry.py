@@ -12,6 +12,7 @@ import pytest
 import authpairs
 from authpairs.backends.config import BACKEND_KINDS
 from authpairs.cases.effect_types import EFFECT_TYPES
+from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS
 from authpairs.registry import Registry, RegistryError
 from authpairs.review.interfaces import INTERFACES
 from authpairs.runs.config import RunConfig, config_from_dict
@@ -53,7 +54,7 @@ def test_public_api_names() -> None:
 def toy() -> Iterator[None]:
     """Register the toy plugin for one test, then restore the registries."""
     saved = [(r, dict(r._loaded), dict(r._lazy)) for r in
-             (INTERFACES, BACKEND_KINDS, EFFECT_TYPES, TRACKS)]
+             (INTERFACES, BACKEND_KINDS, EFFECT_TYPES, EFFECT_IMPLEMENTATIONS, TRACKS)]
     toy_plugin.register()
     yield
     for registry, loaded, lazy in saved:

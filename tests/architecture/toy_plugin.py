@@ -1,8 +1,10 @@
 """A toy plugin: one module that adds an interface, a backend kind, an effect type and a track.
 
 It is what docs/architecture.md "Where to add things" promises: each component is one class or
-function here plus one registration (:func:`register`). A pip-installed plugin would list the
-same objects under its entry points instead of calling ``register``.
+function here plus one registration (:func:`register`), and everything comes from the public
+module :mod:`authpairs.plugins` (a test checks that this file imports nothing else of authpairs).
+A pip-installed plugin would list the same objects under its entry points instead of calling
+``register``.
 """
 
 from __future__ import annotations
@@ -11,18 +13,30 @@ import sqlite3
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from authpairs.backends.base import ChatRequest, ChatResponse
-from authpairs.backends.config import BACKEND_KINDS, BackendConfigBase, SamplingConfig
-from authpairs.cases.dataset import Dataset
-from authpairs.cases.effect_params import EffectParams, Identifier
-from authpairs.cases.effect_types import EFFECT_TYPES, EffectType
-from authpairs.cases.models import PublicCase
-from authpairs.enforce.execute.context import ExecContext
-from authpairs.enforce.verify.base import Judgement, ResourceKey, mismatch
-from authpairs.enforce.verify.channel import ReadChannel
-from authpairs.review.interfaces import INTERFACES, ReviewInterface
-from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.tracks.registry import TRACKS
+from authpairs.plugins import (
+    TRACKS,
+    BackendConfigBase,
+    ChatRequest,
+    ChatResponse,
+    Dataset,
+    Decision,
+    EffectParams,
+    ExecContext,
+    Identifier,
+    Judgement,
+    PublicCase,
+    ReadChannel,
+    ReasonCode,
+    ResourceKey,
+    ReviewInterface,
+    ReviewOutcome,
+    SamplingConfig,
+    mismatch,
+    register_backend_kind,
+    register_effect_type,
+    register_interface,
+    register_track,
+)
 
 HERE = "tests.architecture.toy_plugin"
 
@@ -137,9 +151,7 @@ class FlagVerifier:
 # -- a track ---------------------------------------------------------------------------------
 def load_toy_track() -> Dataset:
     """Two cases (one lawful, one forbidden) that raise a flag on ALLOW."""
-    from authpairs.cases.examples import load_examples
-
-    examples = load_examples().cases
+    examples = TRACKS.get("examples")().cases
     picked = [next(c for c in examples if c.public.effect is not None
                    and c.reference.label.value == label) for label in ("lawful", "forbidden")]
     cases = []
@@ -153,10 +165,9 @@ def load_toy_track() -> Dataset:
 
 def register() -> None:
     """One registration per component."""
-    INTERFACES.add("toy", ToyInterface)
-    BACKEND_KINDS.add("toy", ToyBackendConfig)
-    EFFECT_TYPES.add("raise_flag", EffectType(
-        name="raise_flag", params=RaiseFlag, seeder=f"{HERE}:seed_raise_flag",
-        executor=f"{HERE}:execute_raise_flag", verifier=f"{HERE}:FlagVerifier",
-        doc="Raise a record's flag."))
-    TRACKS.add("toy", load_toy_track)
+    register_interface(ToyInterface)
+    register_backend_kind(ToyBackendConfig)
+    register_effect_type("raise_flag", RaiseFlag, seeder=f"{HERE}:seed_raise_flag",
+                         executor=f"{HERE}:execute_raise_flag", verifier=f"{HERE}:FlagVerifier",
+                         doc="Raise a record's flag.")
+    register_track("toy", load_toy_track)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from authpairs.cases.effect_params import to_cents
-from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
+from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 from authpairs.enforce import layout
 from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.enforce.execute.context import ExecContext

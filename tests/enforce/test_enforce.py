@@ -204,15 +204,14 @@ def test_effects_check_passes_on_generated_descriptors(tmp_path: Path) -> None:
 
 def test_effects_check_reports_a_failing_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
-    from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
+    from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
     from authpairs.enforce.samples import generated_descriptors
     from authpairs.enforce.selftest import audit_effects
 
     spec = REGISTRY.get("record_update")
     monkeypatch.setattr(REGISTRY, "_loaded", {**REGISTRY._loaded, "record_update": type(spec)(
-        name=spec.name, params=spec.params, seeder=spec.seeder,
-        executor="tests.enforce.test_enforce:_do_nothing", verifier=spec.verifier,
-        doc=spec.doc)})
+        seeder=spec.seeder, executor="tests.enforce.test_enforce:_do_nothing",
+        verifier=spec.verifier)})
     result = audit_effects(generated_descriptors(9), tmp_path)
     assert not result.ok
     assert len(result.failures) == 1 and "/ ALLOW: value: observed" in result.failures[0]

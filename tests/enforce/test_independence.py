@@ -10,7 +10,8 @@ import pytest
 
 import authpairs.enforce.verify as verify_pkg
 from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
-from authpairs.cases.effect_types import EFFECT_TYPES as REGISTRY
+from authpairs.cases.effect_types import EFFECT_TYPES as TYPES
+from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 from authpairs.enforce.enforcer import LocalEnforcer
 
 FORBIDDEN = ("authpairs.enforce.execute", "authpairs.enforce.safepath",
@@ -43,7 +44,7 @@ def test_verifier_modules_import_no_executor_code() -> None:
 
 
 def test_every_type_has_an_executor_and_a_verifier_in_separate_modules() -> None:
-    assert set(REGISTRY.names()) == set(EFFECT_TYPES)
+    assert set(REGISTRY.names()) == set(TYPES.names()) == set(EFFECT_TYPES)
     for effect_type in EFFECT_TYPES:
         spec = REGISTRY.get(effect_type)
         executor_module = spec.load_executor().__module__

@@ -114,16 +114,6 @@ class LocalBackendConfig(BackendConfigBase):
         return identity
 
 
-class ReplayBackendConfig(BackendConfigBase):
-    """Answers from an earlier run's records, by exact input hash (re-scoring, no inference)."""
-
-    kind: Literal["replay"] = "replay"
-    store: str = Field(description="Records SQLite file holding the run to replay.")
-    run_id: str = Field(description="The run whose answers are replayed.")
-
-    factory: ClassVar[str] = "authpairs.runs.replay:ReplayBackend.from_config"
-
-
 class ScriptedBackendConfig(BackendConfigBase):
     """Answers from a Python function (tests and benchmarks only; never a default)."""
 
@@ -140,9 +130,10 @@ def _check_config_model(raw: object) -> type[BackendConfigBase]:
 
 
 BACKEND_KINDS: Registry[type[BackendConfigBase]] = Registry("backends", _check_config_model)
-"""Backend kind -> its configuration model (which names its factory)."""
-for _model in (LocalBackendConfig, OpenAIBackendConfig, ReplayBackendConfig,
-               ScriptedBackendConfig):
+"""Backend kind -> its configuration model (which names its factory). Kinds whose code lives in a
+higher layer are registered there: ``replay`` (it reads run records) by :mod:`authpairs.runs.config`.
+"""
+for _model in (LocalBackendConfig, OpenAIBackendConfig, ScriptedBackendConfig):
     BACKEND_KINDS.add(_model.model_fields["kind"].default, _model)
 
 

@@ -1,63 +1,36 @@
-"""Effect types, each defined once: parameter model, seeder, executor, verifier, documentation.
+"""Effect types, each defined once: name, parameter model and documentation.
 
-An :class:`EffectType` is the single source of truth for one kind of real operation. Dataset
-checks (``authpairs data check``) and the enforcement point validate descriptors with the same
-parameter model (:func:`parse_params`). The seeder, executor and verifier are named as import
-paths and loaded only by the enforcement point, so the case contract never imports sandbox code,
-and a verifier module never imports an executor module.
+An :class:`EffectType` is the case contract's view of one kind of real operation. Dataset checks
+(``authpairs data check``) and the enforcement point validate descriptors with the same parameter
+model (:func:`parse_params`). The code that seeds, executes and verifies an effect type belongs
+to the enforcement layer, which binds it to the type's name
+(:mod:`authpairs.enforce.implementations`), so the case contract never names sandbox code.
 
 Add an effect type: write a parameter model (a subclass of
-:class:`~authpairs.cases.effect_params.EffectParams`), a seeder, an executor module and an
-independent verifier module, then register one :class:`EffectType` (``EFFECT_TYPES.add(...)``, or
-the ``authpairs.effect_types`` entry-point group for a plugin).
+:class:`~authpairs.cases.effect_params.EffectParams`) and register one :class:`EffectType`
+(``EFFECT_TYPES.add(...)``, or the ``authpairs.effect_types`` entry-point group for a plugin);
+then its seeder, executor and verifier in the enforcement layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
 from authpairs.cases import effect_params as p
 from authpairs.cases.effect_params import DescriptorError, EffectParams
 from authpairs.cases.models import EffectDescriptor
-from authpairs.registry import Registry, load_object
+from authpairs.registry import Registry
 
 
 @dataclass(frozen=True)
 class EffectType:
-    """One effect type: what its parameters are and which code seeds, executes and verifies it.
-
-    ``seeder``, ``executor`` and ``verifier`` are ``"module:attribute"`` paths: the seeder and
-    executor are functions, the verifier a class with no constructor arguments.
-    """
+    """One effect type: its name, what its parameters are, and one line saying what it does."""
 
     name: str
     params: type[EffectParams]
-    seeder: str
-    executor: str
-    verifier: str
     doc: str
-
-    def load_seeder(self) -> Callable[..., None]:
-        """The seeding function ``(db, root, params, scope) -> None``."""
-        return _callable(load_object(self.seeder), self.seeder)
-
-    def load_executor(self) -> Callable[..., dict[str, Any]]:
-        """The executor ``(params, ExecContext) -> description of what was done``."""
-        return _callable(load_object(self.executor), self.executor)
-
-    def load_verifier(self) -> Any:
-        """A fresh instance of the independent verifier."""
-        return _callable(load_object(self.verifier), self.verifier)()
-
-
-def _callable(value: object, target: str) -> Callable[..., Any]:
-    if not callable(value):
-        raise TypeError(f"{target} is not callable")
-    return value
 
 
 def _check(raw: object) -> EffectType:
@@ -69,31 +42,20 @@ def _check(raw: object) -> EffectType:
 EFFECT_TYPES: Registry[EffectType] = Registry("effect_types", _check)
 """Effect type name -> :class:`EffectType` (built-ins below; plugins via entry points)."""
 
-_E = "authpairs.enforce"
-_BUILT_IN: tuple[tuple[str, type[EffectParams], str, str, str], ...] = (
-    ("ledger_transfer", p.LedgerTransfer, "ledger:execute_ledger_transfer",
-     "ledger:LedgerVerifier", "Move an amount between two ledger accounts."),
-    ("order_creation", p.OrderCreation, "orders:execute_order_creation",
-     "orders:OrderVerifier", "Create a purchase order with one line item."),
-    ("record_update", p.RecordUpdate, "records:execute_record_update",
-     "records:RecordVerifier", "Set one field of one record."),
-    ("byte_delivery", p.ByteDelivery, "delivery:execute_byte_delivery",
-     "delivery:DeliveryVerifier", "Deliver a file into a recipient's outbox."),
-    ("deployment", p.Deployment, "deployment:execute_deployment",
-     "deployment:DeploymentVerifier", "Deploy a version of a service to a share of traffic."),
-    ("document_signing", p.DocumentSigning, "signing:execute_document_signing",
-     "signing:SigningVerifier", "Sign a document with the signer's Ed25519 key."),
-    ("reservation", p.Reservation, "reservation:execute_reservation",
-     "reservation:ReservationVerifier", "Reserve a resource for a holder over an interval."),
-    ("analysis_inclusion", p.AnalysisInclusion, "analysis:execute_analysis_inclusion",
-     "analysis:AnalysisVerifier", "Include a participant in an analysis dataset."),
-    ("download_delivery", p.DownloadDelivery, "download:execute_download_delivery",
-     "download:DownloadVerifier", "Publish a complete download served over HTTP on 127.0.0.1."),
+_BUILT_IN: tuple[tuple[str, type[EffectParams], str], ...] = (
+    ("ledger_transfer", p.LedgerTransfer, "Move an amount between two ledger accounts."),
+    ("order_creation", p.OrderCreation, "Create a purchase order with one line item."),
+    ("record_update", p.RecordUpdate, "Set one field of one record."),
+    ("byte_delivery", p.ByteDelivery, "Deliver a file into a recipient's outbox."),
+    ("deployment", p.Deployment, "Deploy a version of a service to a share of traffic."),
+    ("document_signing", p.DocumentSigning, "Sign a document with the signer's Ed25519 key."),
+    ("reservation", p.Reservation, "Reserve a resource for a holder over an interval."),
+    ("analysis_inclusion", p.AnalysisInclusion, "Include a participant in an analysis dataset."),
+    ("download_delivery", p.DownloadDelivery,
+     "Publish a complete download served over HTTP on 127.0.0.1."),
 )
-for _name, _params, _executor, _verifier, _doc in _BUILT_IN:
-    EFFECT_TYPES.add(_name, EffectType(
-        name=_name, params=_params, seeder=f"{_E}.seeding:seed_{_name}",
-        executor=f"{_E}.execute.{_executor}", verifier=f"{_E}.verify.{_verifier}", doc=_doc))
+for _name, _params, _doc in _BUILT_IN:
+    EFFECT_TYPES.add(_name, EffectType(name=_name, params=_params, doc=_doc))
 
 BUILT_IN_EFFECT_TYPES: tuple[str, ...] = tuple(row[0] for row in _BUILT_IN)
 """The nine built-in effect types, in the paper's order."""

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.cases.effect_params import DescriptorError
-from authpairs.cases.effect_types import EFFECT_TYPES, parse_params
+from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import EffectDescriptor
 from authpairs.enforce import layout
 from authpairs.enforce.execute.context import ExecContext, ExecuteFn, ExecutionError
+from authpairs.enforce.implementations import implementation
 from authpairs.enforce.records import EffectRecord
 from authpairs.enforce.safepath import ContainmentError
 from authpairs.enforce.sandbox import Sandbox
@@ -121,12 +122,12 @@ class LocalEnforcer:
     # -- internals -------------------------------------------------------------------------
     def _executor(self, effect_type: str) -> ExecuteFn:
         if effect_type not in self._executors:
-            self._executors[effect_type] = EFFECT_TYPES.get(effect_type).load_executor()
+            self._executors[effect_type] = implementation(effect_type).load_executor()
         return self._executors[effect_type]
 
     def _verifier(self, effect_type: str) -> Verifier:
         if effect_type not in self._verifiers:
-            verifier: Verifier = EFFECT_TYPES.get(effect_type).load_verifier()
+            verifier: Verifier = implementation(effect_type).load_verifier()
             self._verifiers[effect_type] = verifier
         return self._verifiers[effect_type]
 

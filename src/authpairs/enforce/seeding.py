@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from authpairs.cases import effect_params as d
-from authpairs.cases.effect_types import EFFECT_TYPES
 from authpairs.enforce import layout
+from authpairs.enforce.implementations import implementation
 from authpairs.enforce.safepath import exists, open_dir, write_file
 
 
@@ -133,7 +133,7 @@ def seed_for(db: sqlite3.Connection, root: Path, effect_type: str, params: d.Eff
              scope: str) -> None:
     """Create the resources ``params`` names in ``scope`` with their deterministic initial state,
     using the seeder registered for ``effect_type``."""
-    EFFECT_TYPES.get(effect_type).load_seeder()(db, root, params, scope)
+    implementation(effect_type).load_seeder()(db, root, params, scope)
     db.commit()
 
 

@@ -28,8 +28,9 @@ from pydantic import ValidationError
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.effect_types import EFFECT_TYPES, parse_params
+from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import PublicCase
+from authpairs.enforce.implementations import implementation
 from authpairs.errors import AuthpairsError
 from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import Decision, Dispatch, ReviewOutcome
@@ -211,7 +212,7 @@ def recheck_effects(report: AuditReport, records: list[CaseRecord], dataset: Dat
             params = parse_params(case.public.effect)
             etype = case.public.effect.type
             if etype not in verifiers:
-                verifiers[etype] = EFFECT_TYPES.get(etype).load_verifier()
+                verifiers[etype] = implementation(etype).load_verifier()
             judgement = verifiers[etype].judge(params, obs["before"], obs["after"])
         except Exception as exc:  # a damaged observation must be reported, not crash the audit
             report.add(name, "effect-judgement", f"cannot re-judge: {type(exc).__name__}: {exc}")

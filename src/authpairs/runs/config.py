@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from authpairs.backends.config import (
+    BACKEND_KINDS,
     BackendConfig,
     BackendConfigBase,
     LocalBackendConfig,
@@ -34,6 +35,10 @@ __all__ = [
 ]
 
 _NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries"}
+
+# The backend kinds of this layer, registered where run configurations are parsed: replay reads
+# run records, so the backends layer below cannot name it.
+BACKEND_KINDS.add_lazy("replay", "authpairs.runs.replay:ReplayBackendConfig")
 
 
 class ReviewerConfig(BaseModel):

@@ -1,17 +1,30 @@
 """Replay: answer from an earlier run's records by exact input hash (re-score without inference).
 
-A backend that reads run records, so it lives with the records (``runs``), registered as backend
-kind ``replay`` by name only (:mod:`authpairs.backends.config`).
+A backend that reads run records, so it lives with the records (``runs``): its configuration
+model is here too, and :mod:`authpairs.runs.config` registers it as backend kind ``replay``
+(lazily, so this module loads only when a run replays).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
-from authpairs.backends.config import ReplayBackendConfig, SamplingConfig
+from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.runs.store import RecordStore
+
+
+class ReplayBackendConfig(BackendConfigBase):
+    """Answers from an earlier run's records, by exact input hash (re-scoring, no inference)."""
+
+    kind: Literal["replay"] = "replay"
+    store: str = Field(description="Records SQLite file holding the run to replay.")
+    run_id: str = Field(description="The run whose answers are replayed.")
+
+    factory: ClassVar[str] = "authpairs.runs.replay:ReplayBackend.from_config"
 
 
 class ReplayBackend:

@@ -1,0 +1,219 @@
+"""The public surface for extending authpairs: everything a plugin imports, from one module.
+
+A plugin adds review interfaces, guardrails, backend kinds, effect types and dataset tracks. It
+imports only from here (``from authpairs.plugins import ReviewInterface, register_interface``);
+every other module of the package is internal and may change without notice. Names load on
+first use, so importing this module is cheap.
+
+Register a component either in code, with the ``register_*`` functions below, or, for a
+pip-installed distribution, through entry points (``[project.entry-points."authpairs.<kind>"]``
+with kind ``interfaces``, ``guardrails``, ``backends``, ``effect_types``,
+``effect_implementations`` or ``tracks``). ``docs/architecture.md`` ("Where to add things") walks
+through each kind; ``tests/architecture/toy_plugin.py`` is a complete example.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from authpairs.registry import caller_module
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+    from authpairs.backends.config import BACKEND_KINDS, BackendConfigBase, SamplingConfig
+    from authpairs.cases.dataset import Dataset
+    from authpairs.cases.effect_params import DescriptorError, EffectParams, Identifier
+    from authpairs.cases.effect_types import EFFECT_TYPES, EffectType
+    from authpairs.cases.models import Case, EffectDescriptor, PublicCase
+    from authpairs.enforce.execute.context import ExecContext, ExecutionError
+    from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS, EffectImplementation
+    from authpairs.enforce.verify.base import Judgement, ResourceKey, Verifier, mismatch
+    from authpairs.enforce.verify.channel import ObservationError, ReadChannel
+    from authpairs.errors import (
+        AuthpairsError,
+        BackendError,
+        ConfigError,
+        DataError,
+        EnforcementError,
+        MissingDependencyError,
+        ReviewerError,
+    )
+    from authpairs.registry import Entry, Registry, RegistryError, load_object
+    from authpairs.review.guardrails.native import NativeInterface
+    from authpairs.review.guardrails.registry import GUARDRAILS, GuardrailFactory
+    from authpairs.review.interfaces import INTERFACES, ReviewInterface
+    from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+    from authpairs.review.reviewers import Reviewer
+    from authpairs.tracks.registry import TRACKS, TrackLoader
+
+_EXPORTS: dict[str, str] = {
+    # registries
+    "INTERFACES": "authpairs.review.interfaces",
+    "GUARDRAILS": "authpairs.review.guardrails.registry",
+    "BACKEND_KINDS": "authpairs.backends.config",
+    "EFFECT_TYPES": "authpairs.cases.effect_types",
+    "EFFECT_IMPLEMENTATIONS": "authpairs.enforce.implementations",
+    "TRACKS": "authpairs.tracks.registry",
+    "Registry": "authpairs.registry",
+    "Entry": "authpairs.registry",
+    "load_object": "authpairs.registry",
+    # review interfaces and guardrails
+    "ReviewInterface": "authpairs.review.interfaces",
+    "NativeInterface": "authpairs.review.guardrails.native",
+    "GuardrailFactory": "authpairs.review.guardrails.registry",
+    "Reviewer": "authpairs.review.reviewers",
+    "ReviewOutcome": "authpairs.review.outcome",
+    "Decision": "authpairs.review.outcome",
+    "ReasonCode": "authpairs.review.outcome",
+    # backends
+    "Backend": "authpairs.backends.base",
+    "BackendConfigBase": "authpairs.backends.config",
+    "SamplingConfig": "authpairs.backends.config",
+    "ChatRequest": "authpairs.backends.base",
+    "ChatResponse": "authpairs.backends.base",
+    # cases, effect types and tracks
+    "Case": "authpairs.cases.models",
+    "PublicCase": "authpairs.cases.models",
+    "EffectDescriptor": "authpairs.cases.models",
+    "Dataset": "authpairs.cases.dataset",
+    "TrackLoader": "authpairs.tracks.registry",
+    "EffectParams": "authpairs.cases.effect_params",
+    "Identifier": "authpairs.cases.effect_params",
+    "EffectType": "authpairs.cases.effect_types",
+    "EffectImplementation": "authpairs.enforce.implementations",
+    # executing and verifying effects
+    "ExecContext": "authpairs.enforce.execute.context",
+    "Verifier": "authpairs.enforce.verify.base",
+    "Judgement": "authpairs.enforce.verify.base",
+    "ResourceKey": "authpairs.enforce.verify.base",
+    "mismatch": "authpairs.enforce.verify.base",
+    "ReadChannel": "authpairs.enforce.verify.channel",
+    # errors
+    "AuthpairsError": "authpairs.errors",
+    "BackendError": "authpairs.errors",
+    "ConfigError": "authpairs.errors",
+    "DataError": "authpairs.errors",
+    "EnforcementError": "authpairs.errors",
+    "MissingDependencyError": "authpairs.errors",
+    "ReviewerError": "authpairs.errors",
+    "RegistryError": "authpairs.registry",
+    "DescriptorError": "authpairs.cases.effect_params",
+    "ExecutionError": "authpairs.enforce.execute.context",
+    "ObservationError": "authpairs.enforce.verify.channel",
+}
+
+__all__ = [
+    "BACKEND_KINDS",
+    "EFFECT_IMPLEMENTATIONS",
+    "EFFECT_TYPES",
+    "GUARDRAILS",
+    "INTERFACES",
+    "TRACKS",
+    "AuthpairsError",
+    "Backend",
+    "BackendConfigBase",
+    "BackendError",
+    "Case",
+    "ChatRequest",
+    "ChatResponse",
+    "ConfigError",
+    "DataError",
+    "Dataset",
+    "Decision",
+    "DescriptorError",
+    "EffectDescriptor",
+    "EffectImplementation",
+    "EffectParams",
+    "EffectType",
+    "EnforcementError",
+    "Entry",
+    "ExecContext",
+    "ExecutionError",
+    "GuardrailFactory",
+    "Identifier",
+    "Judgement",
+    "MissingDependencyError",
+    "NativeInterface",
+    "ObservationError",
+    "PublicCase",
+    "ReadChannel",
+    "ReasonCode",
+    "Registry",
+    "RegistryError",
+    "ResourceKey",
+    "ReviewInterface",
+    "ReviewOutcome",
+    "Reviewer",
+    "ReviewerError",
+    "SamplingConfig",
+    "TrackLoader",
+    "Verifier",
+    "load_object",
+    "mismatch",
+    "register_backend_kind",
+    "register_effect_type",
+    "register_guardrail",
+    "register_interface",
+    "register_track",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'authpairs.plugins' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def register_interface(cls: type[ReviewInterface]) -> type[ReviewInterface]:
+    """Register a review interface under its ``name`` (usable as a class decorator)."""
+    from authpairs.review.interfaces import INTERFACES
+
+    return INTERFACES.add(cls.name, cls, registered_by=caller_module(1))
+
+
+def register_guardrail(name: str, factory: GuardrailFactory | type[GuardrailFactory]
+                       | Callable[..., Any]) -> None:
+    """Register a guardrail: a :class:`GuardrailFactory` (class or instance) or a callable."""
+    from authpairs.review.guardrails.registry import GUARDRAILS, as_factory
+
+    GUARDRAILS.add(name, as_factory(factory), registered_by=caller_module(1))
+
+
+def register_backend_kind(config: type[BackendConfigBase]) -> type[BackendConfigBase]:
+    """Register a backend kind by its configuration model (its ``kind`` default is the name)."""
+    from authpairs.backends.config import BACKEND_KINDS
+
+    return BACKEND_KINDS.add(config.model_fields["kind"].default, config,
+                             registered_by=caller_module(1))
+
+
+def register_effect_type(name: str, params: type[EffectParams], *, seeder: str, executor: str,
+                         verifier: str, doc: str) -> EffectType:
+    """Register an effect type: its parameter model and one-line documentation (the case
+    contract) and the ``"module:attribute"`` paths of its seeder, executor and verifier (the
+    enforcement code)."""
+    from authpairs.cases.effect_types import EFFECT_TYPES, EffectType
+    from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS, EffectImplementation
+
+    by = caller_module(1)
+    effect_type = EFFECT_TYPES.add(name, EffectType(name=name, params=params, doc=doc),
+                                   registered_by=by)
+    EFFECT_IMPLEMENTATIONS.add(name, EffectImplementation(
+        seeder=seeder, executor=executor, verifier=verifier), registered_by=by)
+    return effect_type
+
+
+def register_track(name: str, loader: TrackLoader) -> TrackLoader:
+    """Register a dataset track: a function with no arguments returning a :class:`Dataset`."""
+    from authpairs.tracks.registry import TRACKS
+
+    return TRACKS.add(name, loader, registered_by=caller_module(1))
