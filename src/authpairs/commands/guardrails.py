@@ -48,8 +48,15 @@ def list_reviewers() -> list[ReviewerListing]:
 
 def guardrails(
     plain: Annotated[bool, typer.Option("--plain", help="Tab-separated, no table.")] = False,
+    card: Annotated[str | None, typer.Option(
+        "--card", metavar="NAME", help="Print the format card of a native interface.")] = None,
 ) -> None:
     """List every reviewer: interfaces, guardrails (built-in and plugins) and baselines."""
+    if card is not None:
+        from authpairs.review.guardrails.cards import read_card
+
+        typer.echo(read_card(card), nl=False)
+        return
     rows = list_reviewers()
     if plain:
         for row in rows:
