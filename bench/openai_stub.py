@@ -1,10 +1,12 @@
 """A tiny OpenAI-compatible chat-completions stub on 127.0.0.1 (raw asyncio, HTTP/1.1 keep-alive).
 
-Every POST answers one fixed completion (a clean direct-interface decision) with token usage;
-GET /health and /v1/models answer too. It does no work per request beyond reading the body, so a
-benchmark against it measures the clients. Prints ``PORT <n>`` once listening; stops on SIGTERM.
+Every POST answers one fixed completion (a clean direct-interface decision) with token usage,
+after ``--latency-ms`` milliseconds (default 0: at once; a guardrail model takes 50 ms to
+seconds); GET /health and /v1/models answer too. It does no work per request beyond reading the
+body, so a benchmark against it measures the clients. Prints ``PORT <n>`` once listening; stops
+on SIGTERM.
 
-    python bench/openai_stub.py [--port 0]
+    python bench/openai_stub.py [--port 0] [--latency-ms 0]
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ def _response(body: bytes, status: str = "200 OK") -> bytes:
     return head.encode() + body
 
 
+LATENCY_S = 0.0
+"""How long each POST waits before it is answered (``--latency-ms``)."""
+
+
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Serve requests on one connection until the client closes it."""
     try:
@@ -44,6 +50,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             if length:
                 await reader.readexactly(length)
             if method == "POST":
+                if LATENCY_S:
+                    await asyncio.sleep(LATENCY_S)
                 writer.write(_response(ANSWER))
             elif path.endswith("/models") or path.endswith("/health"):
                 writer.write(_response(MODELS))
@@ -72,7 +80,11 @@ def main() -> None:
     """Parse arguments and serve."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
-    asyncio.run(serve(parser.parse_args().port))
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    args = parser.parse_args()
+    global LATENCY_S
+    LATENCY_S = args.latency_ms / 1000.0
+    asyncio.run(serve(args.port))
 
 
 if __name__ == "__main__":

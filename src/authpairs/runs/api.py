@@ -12,6 +12,7 @@ import platform
 from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from authpairs.cases.dataset import Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
@@ -90,6 +91,18 @@ def lease_seconds(config: RunConfig) -> float:
     return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
 
 
+def in_flight_cap(concurrency: int, backend: dict[str, Any]) -> str | None:
+    """What limits the requests in flight below ``concurrency``, if anything does: a backend's
+    ``concurrency_per_endpoint`` over its endpoints (``backend``: its description)."""
+    cap = backend.get("concurrency_per_endpoint")
+    endpoints = len(backend.get("base_urls") or [])
+    if not isinstance(cap, int) or not endpoints or cap * endpoints >= concurrency:
+        return None
+    return (f"at most {cap * endpoints} requests in flight ({cap} per endpoint x {endpoints} "
+            f"endpoint{'s' if endpoints > 1 else ''}, concurrency_per_endpoint), below the "
+            f"run's concurrency of {concurrency}")
+
+
 async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
                     dataset: Dataset | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
@@ -125,8 +138,14 @@ async def _run(config: RunConfig, run_id: str, dataset: Dataset,
                                            lease_s=lease_seconds(config),
                                            deadline_s=config.reviewer.backend.deadline_s)
             if isinstance(progress, bool):
-                return await orchestrator.run(dataset.cases, show_progress=progress)
-            return await orchestrator.run(dataset.cases, progress=progress)
+                state = await orchestrator.run(dataset.cases, show_progress=progress)
+            else:
+                state = await orchestrator.run(dataset.cases, progress=progress)
+        backend = info.config["reviewer"].get("backend")
+        cap = in_flight_cap(config.concurrency, backend if isinstance(backend, dict) else {})
+        if cap is not None:
+            state.notes.append(cap)
+        return state
 
 
 def execute_run(config: RunConfig, *, progress: bool = True) -> str:

@@ -55,6 +55,8 @@ class RunProgress:
     audit_failures: list[str] = field(default_factory=list)
     claimed_elsewhere: list[str] = field(default_factory=list)
     recorded_elsewhere: int = 0
+    #: Facts about how the run went that a user should see (e.g. a cap on requests in flight).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def missing(self) -> int:

@@ -8,9 +8,12 @@ Each request to ``/v1/chat/completions`` takes the next fault from a script (the
 * ``hang`` -- the request is read and never answered;
 * ``invalid`` -- a 200 reply whose body is not JSON;
 * ``body:JSON`` -- a 200 reply with this exact JSON body (malformed shapes);
-* ``trickle:S`` -- a clean answer sent a few bytes at a time over about S seconds.
+* ``trickle:S`` -- a clean answer sent a few bytes at a time over about S seconds;
+* ``gather:N`` -- a clean answer once N such requests are waiting at the same time (so a client
+  that cannot have N in flight never gets one).
 
-The server records every request it saw (``requests``) so tests can count retries.
+The server records every request it saw (``requests``) so tests can count retries, and the most
+requests it held open at once (``peak_in_flight``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class FaultServer:
         self.default = default
         self.answer = answer
         self.requests: list[str] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._gathered = asyncio.Event()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -88,6 +94,20 @@ class FaultServer:
         fault = self.script.popleft() if self.script else self.default
         self.requests.append(fault)
         kind, _, arg = fault.partition(":")
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._reply(writer, kind, arg)
+        finally:
+            self.in_flight -= 1
+
+    async def _reply(self, writer: asyncio.StreamWriter, kind: str, arg: str) -> bool:
+        if kind == "gather":
+            if self.in_flight >= int(arg):
+                self._gathered.set()  # all of them were waiting at once: answer every one
+            await self._gathered.wait()
+            await self._send(writer, 200, json.dumps(completion_body(self.answer)).encode())
+            return True
         if kind == "reset":
             writer.transport.abort()
             return False
