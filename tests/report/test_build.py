@@ -187,6 +187,12 @@ def test_study_plan_gives_the_family_and_seed_labels(tmp_path: Path) -> None:
         assert all(c["lost"] == "4" and c["holm_sign_flip_p"] for c in contrasts)
         seeds = _csv(tmp_path / "r" / "tables" / "seed_summary.csv")
         assert {s["configuration"] for s in seeds} == {"reviewer=allow", "reviewer=block"}
+        # the heatmaps name their columns by factor level and seed, never by run id
+        svg = (tmp_path / "r" / "figures" / "correctness_by_family.svg").read_text()
+        ticks = set(re.findall(r">(reviewer=[a-z]+ seed=\d)</text>", svg))
+        assert ticks == {f"reviewer={r} seed={s}" for r in ("allow", "block") for s in (0, 1)}
+        assert not any(run in svg for run in result.runs)
+        assert "study cell (factor levels)" in svg
 
 
 def test_missing_run_is_named(recorded: RecordedRuns, tmp_path: Path) -> None:

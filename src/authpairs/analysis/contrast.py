@@ -84,7 +84,7 @@ class Contrast:
         row.update({k: counts[k] for k in (
             "retained", "lost", "lost_denied", "lost_unavailable", "gained", "neither", "net",
             "lawful_matched", "newly_approved", "newly_blocked", "newly_unavailable",
-            "still_approved", "forbidden_matched",
+            "still_approved", "still_blocked", "forbidden_matched",
             "only_before", "only_after", "label_mismatch")})
         row.update({
             "net_pp": s.net_pp, "mcnemar_p": s.mcnemar_p,

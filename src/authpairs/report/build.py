@@ -76,18 +76,34 @@ def _load_study(path: Path) -> tuple[StudyPlan, str]:
     return load_plan(path), str(path)
 
 
+def study_columns(cells: list[StudyCell]) -> dict[str, str]:
+    """Run id -> the study cell's factor levels (``model=a seed=0``), naming only the factors
+    (and the seed) that take more than one level in the study; {} when none does."""
+    varying = [k for k in dict.fromkeys(k for c in cells for k in c.labels())
+               if len({c.labels().get(k) for c in cells}) > 1]
+    if not varying:
+        return {}
+    out = {c.run_id: " ".join(f"{k}={c.labels()[k]}" for k in varying if k in c.labels())
+           for c in cells}
+    if len(set(out.values())) < len(out):  # equal levels (a repeated cell): keep ids apart
+        out = {run_id: f"{label} ({run_id})" for run_id, label in out.items()}
+    return out
+
+
 def build_report(req: ReportRequest) -> ReportResult:
     """Read the runs, compute every section the runs allow, write the page and its files."""
     t0 = time.perf_counter()
     plan: StudyPlan | None = None
     cells: list[StudyCell] = []
     labels: dict[str, str] = {}
+    columns: dict[str, str] = {}
     if req.study is not None:
         plan, origin = _load_study(req.study)
         cells = expand_plan(plan, origin=origin)
         for cell in cells:
             labels[cell.run_id] = " ".join(f"{k}={v}" for k, v in cell.labels().items()
                                            if k != "seed")
+        columns = study_columns(cells)
     if req.compose and len(req.compose) < 2:
         raise ReportInputError("--compose needs at least two reviewer runs")
     addresses = [*req.runs, *(study_address(c) for c in cells), *(req.compare or ()),
@@ -100,20 +116,20 @@ def build_report(req: ReportRequest) -> ReportResult:
     req.out.mkdir(parents=True, exist_ok=True)
     figs = fig.FigureQueue(req.out, req.workers)
     try:
-        return _build(req, loaded, runs, given, plan, cells, labels, figs, t0)
+        return _build(req, loaded, runs, given, plan, cells, labels, columns, figs, t0)
     finally:
         figs.close()
 
 
 def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: list[ReportRun],
            plan: StudyPlan | None, cells: list[StudyCell], labels: dict[str, str],
-           figs: fig.FigureQueue, t0: float) -> ReportResult:
+           columns: dict[str, str], figs: fig.FigureQueue, t0: float) -> ReportResult:
     sections: list[Section] = [runs_section(req.out, runs)]
     omitted: dict[str, str] = {}
     builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
         ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
-        ("breakdowns", lambda: breakdown_section(req.out, figs, runs)),
-        ("engine x label", lambda: engine_section(req.out, figs, runs)),
+        ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
+        ("engine x label", lambda: engine_section(req.out, figs, runs, columns)),
         ("group-level correctness", lambda: groups_section(req.out, runs)),
         ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
                                                        given, req)),

@@ -253,8 +253,9 @@ def _pct_text(pct: np.ndarray, n: np.ndarray) -> list[list[str]]:
 
 
 def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[str],
-                        pct: np.ndarray, n: np.ndarray) -> Figure:
-    """Usable correctness (%) by attribute value and run (paper Figures 3-5)."""
+                        pct: np.ndarray, n: np.ndarray, xlabel: str = "run") -> Figure:
+    """Usable correctness (%) by attribute value and run (paper Figures 3-5); ``runs`` name
+    the columns (run ids, or a study's factor levels) and ``xlabel`` says which."""
     totals = n.sum(axis=0) if n.size else np.zeros(1, dtype=np.int64)
     per_run = (f"{int(totals.max())}" if totals.min() == totals.max()
                else f"{int(totals.min())}-{int(totals.max())}")
@@ -263,7 +264,7 @@ def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[st
     return heatmap(pct, rows, runs,
                    title=f"Usable correctness by {attribute} "
                          f"(n = {per_run} inputs per run, {len(runs)} runs)",
-                   xlabel="run", ylabel=f"{attribute} (inputs per run)",
+                   xlabel=xlabel, ylabel=f"{attribute} (inputs per run)",
                    cbar_label="usable correctness (% of inputs)", vmin=0, vmax=100,
                    text=_pct_text(pct, n))
 

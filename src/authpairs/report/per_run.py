@@ -51,9 +51,22 @@ def seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
     return section
 
 
-def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]
-                       ) -> Section | str:
-    """Usable-correctness heatmaps by family, domain and scenario (those present)."""
+def column_names(runs: Sequence[ReportRun], columns: dict[str, str] | None
+                 ) -> tuple[list[str], str]:
+    """Each run's column name (its study cell's factor levels where known, else its id) and
+    the axis label that says which."""
+    names = [(columns or {}).get(r.name, r.name) for r in runs]
+    study = sum(n != r.name for n, r in zip(names, runs, strict=True))
+    if not study:
+        return names, "run"
+    return names, ("study cell (factor levels)" if study == len(runs)
+                   else "run, or study cell (factor levels)")
+
+
+def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
+                      columns: dict[str, str] | None = None) -> Section | str:
+    """Usable-correctness heatmaps by family, domain and scenario (those present); columns are
+    named by ``columns`` (run id -> study factor levels) where given."""
     present = [a for a in ATTRIBUTES if measures.has_attribute(runs, a)]
     if not present:
         return "the records carry no family, domain or scenario attribute"
@@ -61,8 +74,10 @@ def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun
         "Usable correctness (correct usable decisions over all inputs of the cell; unavailable "
         "responses count as incorrect) per run. Paper Figures 3-5. Hatched cells: the run has "
         "no input with that value."))
+    names, axis = column_names(runs, columns)
     for attribute in present:
-        values, cols, pct, n = measures.attribute_matrix(runs, attribute)
+        values, _, pct, n = measures.attribute_matrix(runs, attribute)
+        cols = names
         rows = measures.matrix_rows(attribute, values, cols, pct, n)
         wide = [{attribute: v, **{c: (None if np.isnan(pct[i, j]) else round(float(pct[i, j]), 1))
                                   for j, c in enumerate(cols)}} for i, v in enumerate(values)]
@@ -75,20 +90,24 @@ def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun
             section.downloads.append(block.csv)
         section.figures.append(figs.add(
             f"correctness_by_{attribute}", f"Usable correctness by {attribute}",
-            fig.correctness_heatmap, attribute, values, cols, pct, n))
+            fig.correctness_heatmap, attribute, values, cols, pct, n, xlabel=axis))
     return section
 
 
-def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun]) -> Section | str:
-    """The native engine x reference-label cross-table, or why it is left out."""
+def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
+                   columns: dict[str, str] | None = None) -> Section | str:
+    """The native engine x reference-label cross-table, or why it is left out; runs are named
+    by ``columns`` (run id -> study factor levels) where given."""
     rows = measures.engine_label_rows(runs)
     if not rows:
         return "no native-track records (no engine attribute)"
+    shown = dict(zip((r.name for r in runs), column_names(runs, columns)[0], strict=True))
     section = Section("engines", "Native engine x reference label", intro=(
         "Outcomes per native engine and reference label (permit = lawful, deny = forbidden). "
         "Paper Figure 6. Cells: share of the row's inputs (%), with the count."))
     section.tables.append(table(out, "engine_label", "outcome counts by engine and label", rows))
-    names = [f"{r['run']} · {r['engine']} · {r['label']} ({r['n']})" for r in rows]
+    names = [f"{shown.get(r['run'], r['run'])} · {r['engine']} · {r['label']} ({r['n']})"
+             for r in rows]
     counts = np.array([[r[o] for o in measures.OUTCOMES] for r in rows], dtype=np.float64)
     pct = 100.0 * counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     text = [[f"{pct[i, j]:.0f}% ({int(counts[i, j])})" for j in range(len(measures.OUTCOMES))]
@@ -124,6 +143,8 @@ def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
     datasets = sorted({r.dataset for r in runs})
     section.notes.append(f"{len(runs)} run(s) on {', '.join(datasets)}; "
                          f"{sum(len(r.records) for r in runs):,} case records.")
+    section.notes.append("Reviewers: " + "; ".join(f"{r.name}: {r.reviewer}" for r in runs)
+                         + ".")
     bad = incomplete(runs)
     if bad:
         for r in bad:
