@@ -269,3 +269,17 @@ def test_unknown_family_is_refused() -> None:
 
     with pytest.raises(ReviewerError, match="family"):
         get_interface("nemotron-safety", {"family": "nemotron-9"})
+
+
+def test_paper_configuration_is_the_model_the_paper_names() -> None:
+    from pathlib import Path
+
+    from authpairs.runs.config import load_config
+
+    path = Path(__file__).resolve().parents[3] / "configs" / "paper" / "nemotron-safety.yaml"
+    reviewer = load_config(path).reviewer
+    assert reviewer.backend.model == "nvidia/Nemotron-3.5-Content-Safety"
+    assert reviewer.interface_options == {"family": "content-safety", "thinking": True,
+                                          "categories": True}
+    assert reviewer.sampling.temperature == 0.0
+    assert "35645ed3543b" in path.read_text()  # the revision the paper evaluated
