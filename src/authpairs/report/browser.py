@@ -153,6 +153,8 @@ class PageCheck:
     def readability_problems(self) -> list[str]:
         """Clipped figure text and every viewport's readability failures."""
         out = [f"figure {f.src}: clipped text {c}" for f in self.figures for c in f.clipped]
+        out += [f"figure {f.src}: no text element to measure (text drawn as paths?)"
+                for f in self.figures if not f.texts]
         for viewport in self.viewports:
             out += viewport.problems(self.min_text_px)
         return out
