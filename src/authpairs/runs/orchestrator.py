@@ -19,9 +19,10 @@ import asyncio
 import itertools
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from authpairs.cases.dataset import CaseSource
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.review.reviewers import Reviewer
@@ -109,15 +110,17 @@ class RunOrchestrator:
         self.runner = CaseRunner(reviewer, enforcer=enforcer, deadline_s=deadline_s,
                                  infra_retries=infra_retries, backoff_s=backoff_s)
 
-    async def run(self, cases: Iterable[Case], *, show_progress: bool = True,
+    async def run(self, cases: CaseSource | Sequence[Case], *, show_progress: bool = True,
                   progress: ProgressDisplay | None = None) -> RunProgress:
         """Review every case of ``cases`` that has no record yet (and is not claimed by another
-        live process working on the same run). ``cases`` is read once, as the run goes.
-        ``progress`` shows it (default: a rich bar when ``show_progress``, otherwise nothing)."""
-        cases = cases if isinstance(cases, list | tuple) else list(cases)
+        live process working on the same run). The cases are read as the run goes (a
+        :class:`~authpairs.cases.case_file.CaseFile` from its file). ``progress`` shows it
+        (default: a rich bar when ``show_progress``, otherwise nothing)."""
+        ids = cases.case_ids() if hasattr(cases, "case_ids") else [c.case_id for c in cases]
         done = self.store.done_case_ids(self.run_id)
-        already_done = sum(1 for c in cases if c.case_id in done)
-        state = RunProgress(self.run_id, total=len(cases), already_done=already_done)
+        already_done = sum(1 for case_id in ids if case_id in done)
+        state = RunProgress(self.run_id, total=len(ids), already_done=already_done)
+        del ids
         display: ProgressDisplay = progress if progress is not None else (
             RichProgress() if show_progress else SilentProgress())
         self.runner.on_retry = lambda case_id, cause: display.note(
