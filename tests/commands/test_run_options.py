@@ -94,11 +94,13 @@ def test_mostly_unavailable_run_ends_with_a_hint(tmp_path: Path) -> None:
 
 
 def test_hint_threshold() -> None:
+    structured = {"interface": "structured"}
     assert unavailable_hint(Score(n=10, unavailable=5,
-                                  unavailable_by_reason={"length": 5})) is None
-    hint = unavailable_hint(Score(n=10, unavailable=6, unavailable_by_reason={"not_json": 6}))
+                                  unavailable_by_reason={"length": 5}), structured) is None
+    hint = unavailable_hint(Score(n=10, unavailable=6, unavailable_by_reason={"not_json": 6}),
+                            structured)
     assert hint is not None and "--interface schema" in hint
-    assert unavailable_hint(Score()) is None
+    assert unavailable_hint(Score(), structured) is None
 
 
 def test_another_dataset_keeps_its_own_default_split() -> None:

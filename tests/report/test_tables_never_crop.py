@@ -146,8 +146,9 @@ def test_composition_and_cost_tables(width: int, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_runs_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [{"run id": f"run-{i:012d}", "interface": "structured",
-             "backend / model": "openai Qwen/Qwen3.5-27B-Instruct-2507-FP8",
+    rows = [{"run id": f"run-{i:012d}", "reviewer": "guardrail nemo-self-check",
+             "interface": "NeMo self_check_input, rails folder 0123456789ab",
+             "model": "openai Qwen/Qwen3.5-27B-Instruct-2507-FP8",
              "dataset": "runs/native-user-cedar-folders.jsonl test (first 40)",
              "effects": "enforced" if i else "off", "recorded": "37/40",
              "created (UTC)": "2026-11-30 18:26:09"} for i in range(3)]

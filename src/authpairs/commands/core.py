@@ -43,14 +43,16 @@ def _overrides(**options: Any) -> dict[str, Any]:
 
 
 def build_config(config_file: Path | None, overrides: dict[str, Any],
-                 backend: str | None = None, dataset: str | None = None) -> RunConfig:
+                 backend: str | None = None, dataset: str | None = None,
+                 guardrail: str | None = None) -> RunConfig:
     """The run configuration from a YAML file, or else the main job's, plus overrides."""
     from authpairs.runs.config import config_from_dict, load_config
     from authpairs.runs.main_job import cli_base_config
 
     if config_file is not None:
         return load_config(config_file, overrides)
-    return config_from_dict(cli_base_config(backend, dataset), overrides, origin="command line")
+    return config_from_dict(cli_base_config(backend, dataset, guardrail), overrides,
+                            origin="command line")
 
 
 def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
@@ -80,6 +82,9 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
                            f"run 'authpairs audit {run_id}'", style="bold red"))
     style = "" if state.complete else "bold yellow"
     console.print(Text(state.describe(), style=style))
+    from authpairs.report.reviewer_name import name_run
+
+    console.print(Text(f"reviewer: {name_run(info.config).label}"))
     overall = {"all": score_records(records)}
     print_scores(console, escape(f"{run_id}: {len(records)} of {state.expected} cases"),
                  overall, "cases")
@@ -182,6 +187,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         guardrail: Annotated[str | None, typer.Option(
             help="A guardrail instead of an interface: a name from 'authpairs guardrails' "
                  "or package.module:callable.")] = None,
+        guardrail_option: Annotated[list[str] | None, typer.Option(
+            "--guardrail-option", help="KEY=VALUE for the guardrail (repeatable; VALUE read as "
+            "YAML), e.g. config=DIR: a NeMo rails folder for nemo-self-check.")] = None,
         seed: Annotated[int | None, typer.Option(help="Sampling seed. Default: 7.")] = None,
         temperature: Annotated[float | None, typer.Option(
             help="Sampling temperature. Default: 0.")] = None,
@@ -243,12 +251,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
             "records": str(records) if records else None})
+        from authpairs.review.guardrails.registry import option_overrides
+
+        overrides.update(option_overrides(guardrail_option or []))
         import asyncio
 
         from authpairs.report.hints import unavailable_hint
         from authpairs.runs.api import run_async
 
-        config = build_config(config_file, overrides, backend, dataset)
+        config = build_config(config_file, overrides, backend, dataset, guardrail)
         try:
             state = asyncio.run(run_async(config, progress=not quiet))
         except (ReviewerError, MissingDependencyError) as exc:
@@ -256,8 +267,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             raise typer.Exit(code=2) from None
         print_run_summary(state)
         overall, _ = report_run(Path(config.records), state.run_id, by or [], out)
-        hint = unavailable_hint(overall, max_tokens=config.reviewer.sampling.max_tokens)
-        if hint is not None and config.reviewer.baseline is None:
+        hint = unavailable_hint(overall, config.reviewer.model_dump(mode="json"))
+        if hint is not None:
             console.print(hint, markup=False, highlight=False, soft_wrap=True)
         if html is not None:
             from authpairs.commands.report import write_report

@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from authpairs.report.reviewer_name import name_run
 from authpairs.runs.completeness import completeness
 from authpairs.runs.store import RecordStore
 
@@ -13,8 +14,10 @@ from authpairs.runs.store import RecordStore
 def export_jsonl(store: RecordStore, run_id: str, out: str | Path) -> int:
     """Write the run's case records (each with ``attempts``) to ``out``; returns the line count.
 
-    A first line ``{"run": ..., "completeness": ...}`` carries the run metadata (configuration,
-    hashes, versions) and the recorded-versus-expected case counts with the missing ids.
+    A first line ``{"run": ..., "reviewer": ..., "completeness": ...}`` carries the run metadata
+    (configuration, hashes, versions), the reviewer's name (kind, reviewer, interface, model,
+    label; as ``authpairs runs`` shows it) and the recorded-versus-expected case counts with the
+    missing ids.
     Attempts that produced no case record (exhausted infrastructure retries) follow as
     ``{"orphan_attempts": [...]}`` lines, so nothing recorded is left out.
     """
@@ -26,6 +29,7 @@ def export_jsonl(store: RecordStore, run_id: str, out: str | Path) -> int:
         attempts[attempt.case_id].append(attempt.model_dump(mode="json"))
     recorded = store.done_case_ids(run_id)
     lines = [json.dumps({"run": info.model_dump(mode="json"),
+                         "reviewer": name_run(info.config).to_dict(),
                          "completeness": completeness(info, recorded).to_dict()},
                         sort_keys=True)]
     for record in store.case_records(run_id):

@@ -9,6 +9,7 @@ from typing import Any
 
 from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, RunRef, parse_run_ref
 from authpairs.cases.canonical import sha256_hex
+from authpairs.report.reviewer_name import ReviewerName, name_run
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 
@@ -65,14 +66,15 @@ class ReportRun:
         return seed if isinstance(seed, int) else None
 
     @property
+    def reviewer_name(self) -> ReviewerName:
+        """The reviewer that ran, named from the stored configuration."""
+        return name_run(self.info.config)
+
+    @property
     def reviewer(self) -> str:
-        """Short reviewer description: baseline, or interface + backend model/script."""
-        reviewer = self.resolved_config.get("reviewer", {})
-        if reviewer.get("baseline"):
-            return str(reviewer["baseline"])
-        backend = reviewer.get("backend", {})
-        what = backend.get("model") or backend.get("script") or backend.get("kind") or "?"
-        return f"{reviewer.get('interface', '?')} / {what}"
+        """One-line reviewer name (:attr:`ReviewerName.label`): interface, guardrail or
+        baseline, how it was asked, and the model it called."""
+        return self.reviewer_name.label
 
     def configuration_key(self) -> str:
         """Identity of the configuration without its seed: runs sharing it are seeds of one

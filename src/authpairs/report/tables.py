@@ -242,6 +242,8 @@ def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
         console.print(f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}",
                       highlight=False)
     for row in rows:
+        if row.get("reviewer"):
+            console.print(f"{row['run']}: {row['reviewer']}", markup=False, highlight=False)
         if row.get("unavailable_by_reason"):
             console.print(f"{row['run']}: unavailable by reason: {row['unavailable_by_reason']}",
                           highlight=False)

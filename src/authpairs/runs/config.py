@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from authpairs.backends.config import (
     BACKEND_KINDS,
@@ -61,6 +61,17 @@ class ReviewerConfig(BaseModel):
     backend: BackendConfig = Field(default_factory=LocalBackendConfig)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
+    @model_validator(mode="after")
+    def _resolve_guardrail_options(self) -> ReviewerConfig:
+        """A registered guardrail states its implicit settings in its options (e.g. a NeMo
+        rails folder's content hash), so the stored configuration says what runs."""
+        if self.guardrail:
+            from authpairs.review.guardrails.registry import resolve_guardrail_options
+
+            self.guardrail_options = resolve_guardrail_options(
+                self.guardrail, self.guardrail_options, self.sampling)
+        return self
+
 
 class RunConfig(BaseModel):
     """Everything that defines a run. Its hash decides whether a re-run resumes it."""
@@ -88,6 +99,11 @@ class RunConfig(BaseModel):
         """
         data = self.model_dump(mode="json", exclude=_NOT_IDENTITY)
         data["reviewer"]["backend"] = self.reviewer.backend.identity()
+        if self.reviewer.guardrail and self.reviewer.guardrail_options:
+            from authpairs.review.guardrails.registry import guardrail_identity_options
+
+            data["reviewer"]["guardrail_options"] = guardrail_identity_options(
+                self.reviewer.guardrail, self.reviewer.guardrail_options)
         for optional in ("interface_options", "guardrail", "guardrail_options"):
             if not data["reviewer"][optional]:
                 del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged

@@ -36,13 +36,21 @@ LOCAL_ONLY = ("reviewer.backend.n_ctx", "reviewer.backend.n_parallel", "reviewer
 """Main-job settings that apply only with the embedded local backend."""
 
 
-def cli_base_config(backend: str | None, dataset: str | None = None) -> dict[str, Any]:
-    """The main job's configuration, adapted to another ``backend`` kind or ``dataset``.
+def cli_base_config(backend: str | None, dataset: str | None = None,
+                    guardrail: str | None = None) -> dict[str, Any]:
+    """The main job's configuration, adapted to another ``backend`` kind, ``dataset`` or a
+    ``guardrail``.
 
     With another dataset the main job's split is left out, so the dataset's own default
-    applies (a case file of your own may have no dev split).
+    applies (a case file of your own may have no dev split). With a guardrail the main job's
+    temperature and output limit are left out (their values are the defaults anyway): a
+    guardrail with task settings of its own (a NeMo rails folder) keeps them unless
+    ``--temperature`` / ``--max-tokens`` are given.
     """
     data = copy.deepcopy(MAIN_JOB)
+    if guardrail is not None:
+        for name in ("temperature", "max_tokens"):
+            del data["reviewer"]["sampling"][name]
     if dataset is not None and dataset != MAIN_JOB["dataset"]:
         del data["split"]
     if backend is not None and backend != "local":

@@ -1,39 +1,69 @@
 """``nemo-self-check``: the real NeMo Guardrails ``self_check_input`` action (extra ``nemo``).
 
-NeMo Guardrails 0.24.1 runs its own action: it renders its ``self_check_input`` task prompt (here
-carrying the authorization policy; template ``nemo_self_check.j2``) with the operation and
-evidence as the user input, calls the LLM, and parses the answer with its own output parser,
-which reads the first two normalised words with the registered priority safe, unsafe, yes, no.
-The LLM NeMo calls is the run's configured backend, through a small adapter, so deadlines,
-retries and infrastructure records are the same as for every model reviewer.
+NeMo Guardrails 0.24.1 runs its own action: it renders its ``self_check_input`` task prompt with
+the operation and evidence as the user input, calls the LLM, and parses the answer with its own
+output parser, which reads the first two normalised words with the registered priority safe,
+unsafe, yes, no. The LLM NeMo calls is the run's configured backend, through a small adapter, so
+deadlines, retries and infrastructure records are the same as for every model reviewer.
+
+Two sources of the task prompt:
+
+* **built-in** (no options): authpairs' own prompt (template ``nemo_self_check.j2``, the
+  authorization policy written into it); the run's sampling settings apply;
+* **a rails folder** (``guardrail_options: {config: DIR}``): a NeMo user's own ``config.yml`` +
+  ``prompts.yml``, loaded by NeMo's ``RailsConfig.from_path``. Its ``self_check_input`` prompt may
+  use ``{{ user_input }}`` (the operation and evidence), ``{{ authorization_policy }}`` (the
+  case's policy) and ``{{ public_case }}`` (the whole case as the direct, structured and schema
+  interfaces show it: policy, request, evidence, effect). NeMo's task settings apply --
+  ``stop`` and ``max_tokens`` of the task (NeMo's default 1024) and the folder's
+  ``lowest_temperature`` -- unless the run's ``sampling`` states ``max_tokens`` /
+  ``temperature`` (or ``guardrail_options.stop`` is given). The run
+  configuration stores the folder's content hash (the identity, never the path) and which settings
+  come from the run; the reviewer description records every value sent and where it came from.
 
 NeMo's Boolean controls dispatch. The record keeps three cases apart (paper A.2):
 
-* **recognised** -- one of the registered words was found: a decision (ALLOW when NeMo allows);
+* **recognised** -- one of the registered words was found: a decision (ALLOW when NeMo allows),
+  also when the answer was cut at the token limit (NeMo parses a cut answer; the record keeps
+  finish reason ``length`` beside the decision);
 * **fallback** -- text without a registered word: NeMo blocks by fallback; recorded unavailable
   with reason ``native_fallback``;
-* **no output** -- an empty answer: unavailable with reason ``empty``.
+* **no output** -- an empty answer: unavailable with reason ``empty`` (``length`` when the
+  token limit was spent before any text, the case NeMo itself warns about).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
-from authpairs.review.guardrails.labels import finish_problem
+from authpairs.review.guardrails.labels import CLEAN_FINISH
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.templates import render, template_sha256
 
 TASK = "self_check_input"
+FLOW = "self check input"
 PROMPT_TEMPLATE = "nemo_self_check.j2"
 REGISTERED_WORDS = ("safe", "unsafe", "yes", "no")
 """NeMo's ``is_content_safe`` words, in its priority order."""
+NEMO_DEFAULT_MAX_TOKENS = 1024
+"""The output limit NeMo's ``run_self_check_task`` uses when the task prompt sets none."""
+RUN_SETTINGS = ("max_tokens", "temperature")
+"""Task settings a run's ``sampling`` section can take over from the rails folder."""
+POLICY_VARIABLE = "authorization_policy"
+"""The prompt-context variable holding the case's policy in a rails folder's prompt."""
+CASE_VARIABLE = "public_case"
+"""The prompt-context variable holding the whole case as the JSON interfaces show it."""
+OPTIONS = ("config", "config_sha256", "use_run_sampling", "stop")
 _ENDRAW = re.compile(r"\{%-?\s*endraw\s*-?%\}")
 
 
@@ -62,6 +92,64 @@ def recognised_word(text: str) -> str | None:
     return next((word for word in REGISTERED_WORDS if word in words), None)
 
 
+def rails_files(folder: Path) -> list[Path]:
+    """The files of a rails folder that go into its content hash: every regular file below it,
+    sorted, except hidden ones and ``__pycache__``."""
+    files = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if any(p.startswith(".") or p == "__pycache__" for p in parts) or not path.is_file():
+            continue
+        files.append(path)
+    return files
+
+
+def rails_sha256(folder: str | Path) -> str:
+    """SHA-256 over a rails folder's files (relative path and bytes of each), not its location."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ReviewerError(f"nemo-self-check: rails folder '{folder}' is not a directory")
+    digest = hashlib.sha256()
+    for path in rails_files(root):
+        name = path.relative_to(root).as_posix().encode("utf-8")
+        data = path.read_bytes()
+        digest.update(len(name).to_bytes(8, "big") + name)
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _messages(prompt: Any) -> list[dict[str, str]]:
+    """Chat messages from what NeMo hands its LLM: a string (one user message) or messages
+    (``ChatMessage`` objects, or the dicts its task manager renders)."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    from nemoguardrails.types import ChatMessage
+
+    out = []
+    for message in prompt:
+        if isinstance(message, dict):
+            message = ChatMessage.from_dict(message)
+        out.append({"role": str(getattr(message.role, "value", message.role)),
+                    "content": message.content if isinstance(message.content, str) else ""})
+    return out
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """What NeMo's action asks for (``nemo``) and what is sent (``sent``: the run's values for
+    the settings in ``from_run``)."""
+
+    nemo: dict[str, Any]
+    sent: dict[str, Any]
+    from_run: tuple[str, ...]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """Every setting with the value sent and where it came from."""
+        return {name: {"sent": self.sent[name], "nemo": self.nemo[name],
+                       "from": self.sources[name]} for name in self.sent}
+
+
 class NemoResponse(ChatResponse):
     """A backend response plus what NeMo's action decided with it."""
 
@@ -71,9 +159,11 @@ class NemoResponse(ChatResponse):
 class _BackendLLM:
     """NeMo ``LLMModel`` adapter over an authpairs backend; remembers the last response."""
 
-    def __init__(self, backend: Backend, sampling: SamplingConfig) -> None:
+    def __init__(self, backend: Backend, sampling: SamplingConfig,
+                 settings: TaskSettings) -> None:
         self.backend = backend
         self.sampling = sampling
+        self.settings = settings
         self.response: ChatResponse | None = None
         self.sent: ChatRequest | None = None
         self.error: BaseException | None = None
@@ -94,16 +184,19 @@ class _BackendLLM:
                              **kwargs: Any) -> Any:
         from nemoguardrails.types import LLMResponse
 
-        if isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = [{"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""}
-                        for m in prompt]
-        self.sent = ChatRequest(messages=messages)
+        asked = {"max_tokens": kwargs.get("max_tokens"), "temperature": kwargs.get("temperature"),
+                 "stop": stop}
+        if asked != self.settings.nemo:
+            self.error = ReviewerError(f"NeMo asked for task settings {asked}, not the "
+                                       f"recorded {self.settings.nemo}")
+            raise self.error
+        sent = self.settings.sent
+        self.sent = ChatRequest(messages=_messages(prompt),
+                                options={"stop": sent["stop"]} if sent["stop"] else None)
+        sampling = self.sampling.model_copy(
+            update={"max_tokens": sent["max_tokens"], "temperature": sent["temperature"]})
         try:
-            # The run's sampling settings apply (not NeMo's lowest temperature / 1024 tokens),
-            # so the configuration file states every generation setting.
-            self.response = await self.backend.complete(self.sent, self.sampling)
+            self.response = await self.backend.complete(self.sent, sampling)
         except BaseException as exc:
             self.error = exc
             raise
@@ -116,17 +209,111 @@ class _BackendLLM:
         yield  # pragma: no cover
 
 
+class RailsFolder:
+    """A NeMo user's rails folder, loaded by NeMo and checked for what the action needs."""
+
+    def __init__(self, folder: str | Path, expected_sha256: str | None = None) -> None:
+        self.path = Path(folder)
+        self.sha256 = rails_sha256(self.path)
+        if expected_sha256 is not None and expected_sha256 != self.sha256:
+            raise ReviewerError(
+                f"nemo-self-check: rails folder '{folder}' changed since the run configuration "
+                f"was resolved (content {self.sha256[:12]}, configured {expected_sha256[:12]})")
+        self.files = [p.relative_to(self.path).as_posix() for p in rails_files(self.path)]
+        self.config = self._load()
+        from nemoguardrails.llm.prompts import get_prompt
+
+        try:
+            self.prompt = get_prompt(self.config, TASK)
+        except ValueError:
+            raise ReviewerError(f"nemo-self-check: rails folder '{folder}' has no "
+                                f"'{TASK}' prompt (prompts.yml)") from None
+        if self.prompt.output_parser not in (None, "is_content_safe"):
+            raise ReviewerError(
+                f"nemo-self-check: the '{TASK}' prompt in '{folder}' uses output parser "
+                f"'{self.prompt.output_parser}'; authpairs records NeMo's is_content_safe words")
+
+    def _load(self) -> Any:
+        _import_nemo()
+        import yaml
+        from nemoguardrails import RailsConfig
+
+        for name in self.files:
+            if name.endswith((".yml", ".yaml")):
+                raw = yaml.safe_load((self.path / name).read_text(encoding="utf-8"))
+                if isinstance(raw, dict) and raw.get("import_paths"):
+                    raise ReviewerError(
+                        f"nemo-self-check: {self.path / name} sets import_paths; the rails "
+                        "folder's content hash would not cover the imported folders")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                config = RailsConfig.from_path(str(self.path))
+        except Exception as exc:
+            raise ReviewerError(f"nemo-self-check: NeMo could not load the rails folder "
+                                f"'{self.path}': {type(exc).__name__}: {exc}") from exc
+        flows = list(getattr(config.rails.input, "flows", []) or [])
+        if FLOW not in flows:
+            raise ReviewerError(f"nemo-self-check: rails folder '{self.path}' does not list "
+                                f"'{FLOW}' in rails.input.flows (found: {flows or 'none'})")
+        return config
+
+    def nemo_settings(self) -> dict[str, Any]:
+        """What NeMo's action asks its LLM for with this folder's task."""
+        return {"max_tokens": self.prompt.max_tokens or NEMO_DEFAULT_MAX_TOKENS,
+                "temperature": self.config.lowest_temperature,
+                "stop": self.prompt.stop}
+
+    def describe(self) -> dict[str, Any]:
+        """Content hash, files, the prompt's hash and the models NeMo's config names."""
+        content = self.prompt.content if self.prompt.content is not None else [
+            m.model_dump(mode="json") for m in self.prompt.messages or []]
+        from authpairs.cases.canonical import sha256_hex
+
+        return {"path": str(self.path), "config_sha256": self.sha256, "files": self.files,
+                "prompt_sha256": sha256_hex(content),
+                "models_not_used": [f"{m.type}: {m.engine}/{m.model}"
+                                    for m in self.config.models]}
+
+
+def _settings(nemo: dict[str, Any], sampling: SamplingConfig, from_run: tuple[str, ...],
+              stop: list[str] | None, stop_given: bool) -> TaskSettings:
+    sent = dict(nemo)
+    sources = dict.fromkeys(nemo, "NeMo task")
+    for name in from_run:
+        sent[name] = getattr(sampling, name)
+        sources[name] = "run sampling"
+    if stop_given:
+        sent["stop"] = stop
+        sources["stop"] = "guardrail_options.stop"
+    return TaskSettings(nemo=nemo, sent=sent, from_run=from_run, sources=sources)
+
+
 class NemoSelfCheckReviewer:
     """Runs NeMo's ``self_check_input`` action for each case."""
 
-    def __init__(self, backend: Backend, sampling: SamplingConfig) -> None:
+    def __init__(self, backend: Backend, sampling: SamplingConfig,
+                 rails: RailsFolder | None = None, *,
+                 from_run: tuple[str, ...] = RUN_SETTINGS,
+                 stop: list[str] | None = None, stop_given: bool = False) -> None:
         _import_nemo()
         self.backend = backend
         self.sampling = sampling
-        self._inputs: dict[str, tuple[str, str]] = {}
-        """Request hash -> (NeMo prompt content, user input), filled by :meth:`render`."""
+        self.rails = rails
+        if rails is None:
+            # The built-in prompt: the run's settings, no stop (NeMo asks for its defaults).
+            from nemoguardrails import RailsConfig
 
-    def _rails(self, prompt_content: str) -> tuple[Any, Any]:
+            nemo = {"max_tokens": NEMO_DEFAULT_MAX_TOKENS,
+                    "temperature": RailsConfig.model_fields["lowest_temperature"].default,
+                    "stop": None}
+            self.settings = _settings(nemo, sampling, RUN_SETTINGS, None, False)
+        else:
+            self.settings = _settings(rails.nemo_settings(), sampling, from_run, stop, stop_given)
+        self._inputs: dict[str, tuple[str, dict[str, str], str]] = {}
+        """Request hash -> (built-in prompt content, rails prompt variables, user input)."""
+
+    def _builtin(self, prompt_content: str) -> tuple[Any, Any]:
         from nemoguardrails import RailsConfig
         from nemoguardrails.llm.taskmanager import LLMTaskManager
 
@@ -136,24 +323,46 @@ class NemoSelfCheckReviewer:
             warnings.simplefilter("ignore", DeprecationWarning)
             config = RailsConfig.from_content(config={
                 "models": [],
-                "rails": {"input": {"flows": ["self check input"]}},
+                "rails": {"input": {"flows": [FLOW]}},
                 "prompts": [{"task": TASK, "content": prompt_content}],
             })
             return config, LLMTaskManager(config)
+
+    def _task(self, content: str, variables: dict[str, str]) -> tuple[Any, Any]:
+        """NeMo's config and a task manager of its own for one case: the built-in prompt
+        ``content``, or a rails folder's prompt with the case's ``variables`` as NeMo prompt
+        context."""
+        if self.rails is None:
+            return self._builtin(content)
+        from nemoguardrails.llm.taskmanager import LLMTaskManager
+
+        manager = LLMTaskManager(self.rails.config)
+        for name, value in variables.items():
+            manager.register_prompt_context(name, value)
+        return self.rails.config, manager
+
+    def _request(self, rendered: Any) -> ChatRequest:
+        stop = self.settings.sent["stop"]
+        return ChatRequest(messages=_messages(rendered), options={"stop": stop} if stop else None)
 
     def render(self, case: PublicCase) -> ChatRequest:
         """NeMo's own rendering of its task prompt: exactly the request NeMo will send, so the
         recorded input hash is the backend's (replay works); the inputs are kept for answer."""
         context = case.model_dump(mode="json")
         policy = render("policy.j2", **context).rstrip("\n")
-        prompt_content = render(PROMPT_TEMPLATE, policy_block=jinja_literal(policy))
         user_input = render("operation.j2", **context).rstrip("\n")
-        _config, manager = self._rails(prompt_content)
+        if self.rails is None:
+            content, variables = render(PROMPT_TEMPLATE, policy_block=jinja_literal(policy)), {}
+        else:
+            content = ""
+            variables = {POLICY_VARIABLE: policy,
+                         CASE_VARIABLE: render("case.j2", **context).rstrip("\n")}
+        _config, manager = self._task(content, variables)
         rendered = manager.render_task_prompt(task=TASK, context={"user_input": user_input})
-        if not isinstance(rendered, str):
+        if not isinstance(rendered, str | list):
             raise ReviewerError(f"NeMo rendered the {TASK} prompt as {type(rendered).__name__}")
-        request = ChatRequest(messages=[{"role": "user", "content": rendered}])
-        self._inputs[request.sha256()] = (prompt_content, user_input)
+        request = self._request(rendered)
+        self._inputs[request.sha256()] = (content, variables, user_input)
         return request
 
     async def answer(self, request: ChatRequest) -> NemoResponse:
@@ -163,9 +372,9 @@ class NemoSelfCheckReviewer:
         inputs = self._inputs.get(request.sha256())
         if inputs is None:
             raise ReviewerError("nemo-self-check answered a request it did not render")
-        prompt_content, user_input = inputs
-        config, manager = self._rails(prompt_content)
-        llm = _BackendLLM(self.backend, self.sampling)
+        content, variables, user_input = inputs
+        config, manager = self._task(content, variables)
+        llm = _BackendLLM(self.backend, self.sampling, self.settings)
         try:
             outcome = await self_check_input(llms={}, llm_task_manager=manager, llm=llm,
                                              config=config, user_message=user_input)
@@ -181,12 +390,16 @@ class NemoSelfCheckReviewer:
         return NemoResponse(**base.model_dump(), native_allowed=allowed)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
-        """Recognised -> NeMo's Boolean; fallback and no output -> unavailable, kept apart."""
-        problem = finish_problem(response.finish_reason)
-        if problem is not None:
-            return problem
+        """Recognised -> NeMo's Boolean (a cut answer too); fallback and no output ->
+        unavailable, kept apart."""
+        finish = response.finish_reason
+        if finish not in CLEAN_FINISH and finish != "length":
+            return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish}")
         text = response.text or ""
         if not text.strip():
+            if finish == "length":
+                return ReviewOutcome.unavailable(
+                    ReasonCode.LENGTH, "NeMo: no output before the token limit")
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "NeMo: no output")
         allowed = getattr(response, "native_allowed", None)
         word = recognised_word(text)
@@ -199,19 +412,60 @@ class NemoSelfCheckReviewer:
             from nemoguardrails.llm.output_parsers import is_content_safe
 
             allowed = bool(is_content_safe(text)[0])
-        return ReviewOutcome.decided(Decision.ALLOW if allowed else Decision.BLOCK)
+        outcome = ReviewOutcome.decided(Decision.ALLOW if allowed else Decision.BLOCK)
+        if finish == "length":
+            return outcome.model_copy(update={
+                "detail": f"NeMo recognised {word!r} in an answer cut at the token limit"})
+        return outcome
 
     def template_hashes(self) -> dict[str, str]:
-        """The self-check prompt and the shared policy/operation templates."""
-        return template_sha256([PROMPT_TEMPLATE, "policy.j2", "operation.j2"])
+        """The self-check prompt (built-in template or the rails folder) and the shared
+        policy/operation templates."""
+        if self.rails is None:
+            return template_sha256([PROMPT_TEMPLATE, "policy.j2", "operation.j2"])
+        return {"nemo_rails": self.rails.sha256,
+                **template_sha256(["policy.j2", "operation.j2", "case.j2"])}
 
     def describe(self) -> dict[str, Any]:
-        """NeMo's version and the backend."""
+        """NeMo's version, the prompt's source, every task setting sent and the backend."""
         import importlib.metadata
 
         return {"guardrail": "nemo-self-check", "action": TASK,
                 "nemoguardrails": importlib.metadata.version("nemoguardrails"),
+                "prompt": PROMPT_TEMPLATE if self.rails is None else "rails folder",
+                **({} if self.rails is None else {"rails": self.rails.describe()}),
+                "task_settings": self.settings.describe(),
                 "backend": self.backend.describe()}
+
+
+def _resolved(options: dict[str, Any], sampling: SamplingConfig) -> dict[str, Any]:
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ReviewerError(f"nemo-self-check: unknown guardrail_options "
+                            f"{', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
+    if "config" not in options:
+        if options:
+            raise ReviewerError(f"nemo-self-check: guardrail_options "
+                                f"{', '.join(sorted(options))} need 'config' (a rails folder)")
+        return {}
+    out = dict(options)
+    if not isinstance(out["config"], str) or not out["config"]:
+        raise ReviewerError("nemo-self-check: guardrail_options.config must be a folder path")
+    if "config_sha256" not in out:
+        out["config_sha256"] = rails_sha256(out["config"])
+    if "use_run_sampling" not in out:
+        out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in sampling.model_fields_set]
+    chosen = out["use_run_sampling"]
+    if not isinstance(chosen, list) or not set(chosen) <= set(RUN_SETTINGS):
+        raise ReviewerError(f"nemo-self-check: use_run_sampling must list some of "
+                            f"{', '.join(RUN_SETTINGS)}, got {chosen!r}")
+    out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in chosen]
+    stop = out.get("stop")
+    if "stop" in out and not (stop is None or (isinstance(stop, list)
+                                              and all(isinstance(s, str) for s in stop))):
+        raise ReviewerError(f"nemo-self-check: guardrail_options.stop must be a list of "
+                            f"strings or null, got {stop!r}")
+    return out
 
 
 class NemoSelfCheckGuardrail(GuardrailFactory):
@@ -219,15 +473,30 @@ class NemoSelfCheckGuardrail(GuardrailFactory):
 
     output_contract: ClassVar[str] = (
         "NeMo self_check_input: first two normalised words, priority safe/unsafe/yes/no; "
-        "recognised -> NeMo's Boolean, fallback or no output -> unavailable")
+        "recognised -> NeMo's Boolean (a cut answer too), fallback or no output -> unavailable")
     needs_backend: ClassVar[bool] = True
+
+    def resolve(self, options: dict[str, Any], sampling: SamplingConfig) -> dict[str, Any]:
+        """With a rails folder (``config``): its content hash and which task settings the
+        run's sampling takes over (those the run states), so the stored configuration says what
+        will run. Without one: no options."""
+        return _resolved(options, sampling)
+
+    def identity_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options without the rails folder's path (its content hash stays)."""
+        return {k: v for k, v in options.items() if k != "config" or "config_sha256" not in options}
 
     def build(self, name: str, options: dict[str, Any], backend: Backend | None,
               sampling: SamplingConfig) -> NemoSelfCheckReviewer:
-        """Needs the configured backend; takes no options."""
+        """Needs the configured backend; options: ``config`` (a rails folder) and what
+        :meth:`resolve` adds (``config_sha256``, ``use_run_sampling``), ``stop``."""
         if backend is None:
             raise ReviewerError("nemo-self-check needs a model backend")
-        if options:
-            raise ReviewerError(f"nemo-self-check takes no guardrail_options, got "
-                                f"{', '.join(sorted(options))}")
-        return NemoSelfCheckReviewer(backend, sampling)
+        resolved = _resolved(options, sampling)
+        if not resolved:
+            return NemoSelfCheckReviewer(backend, sampling)
+        _import_nemo()
+        rails = RailsFolder(resolved["config"], resolved["config_sha256"])
+        return NemoSelfCheckReviewer(backend, sampling, rails,
+                                     from_run=tuple(resolved["use_run_sampling"]),
+                                     stop=resolved.get("stop"), stop_given="stop" in resolved)

@@ -36,6 +36,18 @@ class GuardrailFactory:
         """The reviewer for this guardrail with ``options`` (from ``guardrail_options``)."""
         raise NotImplementedError
 
+    def resolve(self, options: dict[str, Any], sampling: SamplingConfig) -> dict[str, Any]:
+        """The ``guardrail_options`` a run configuration stores: what would otherwise be
+        implicit (a file read at run time, which settings come from where) stated, so the stored
+        configuration says what runs. Called when the configuration is read and again on the
+        stored one, so it must keep resolved options as they are. Default: unchanged."""
+        return options
+
+    def identity_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The (resolved) options that can change results, for the run identity; e.g. a
+        folder's content hash but not its path. Default: all of them."""
+        return options
+
 
 def as_factory(raw: object) -> GuardrailFactory:
     """Turn a registered object into a :class:`GuardrailFactory` (see the module docstring)."""
@@ -67,6 +79,52 @@ def resolve_guardrail(name: str) -> GuardrailFactory:
     except Exception as exc:  # third-party code failing while it is imported
         raise ReviewerError(f"guardrail '{name}' failed to load: "
                             f"{type(exc).__name__}: {exc}") from None
+
+
+def _registered(name: str) -> GuardrailFactory | None:
+    """A registered guardrail (built-in or plugin) that loads, else None; never imports an
+    import path's module, so a stored configuration stays readable without the user's code."""
+    if ":" in name or name not in GUARDRAILS:
+        return None
+    try:
+        return GUARDRAILS.get(name)
+    except Exception:  # a plugin that fails to load keeps its options as written
+        return None
+
+
+def resolve_guardrail_options(name: str, options: dict[str, Any], sampling: SamplingConfig
+                              ) -> dict[str, Any]:
+    """``options`` as the registered guardrail ``name`` resolves them (see
+    :meth:`GuardrailFactory.resolve`); unchanged for other guardrails."""
+    factory = _registered(name)
+    return dict(options) if factory is None else factory.resolve(dict(options), sampling)
+
+
+def guardrail_identity_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The part of ``options`` that belongs in the run identity (see
+    :meth:`GuardrailFactory.identity_options`)."""
+    factory = _registered(name)
+    return dict(options) if factory is None else factory.identity_options(dict(options))
+
+
+def option_overrides(pairs: list[str]) -> dict[str, Any]:
+    """Configuration overrides from ``KEY=VALUE`` pairs (``authpairs run --guardrail-option``):
+    ``reviewer.guardrail_options.KEY`` = VALUE read as YAML (``stop=["\\n"]`` is a list,
+    ``config=rails`` a string); a dotted KEY sets a nested option."""
+    import yaml
+
+    overrides: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise ReviewerError(f"--guardrail-option '{pair}': expected KEY=VALUE")
+        try:
+            value = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError as exc:
+            raise ReviewerError(f"--guardrail-option '{pair}': VALUE is not YAML: "
+                                f"{str(exc).splitlines()[0]}") from None
+        overrides[f"reviewer.guardrail_options.{key.strip()}"] = value
+    return overrides
 
 
 def guardrail_entries() -> list[Entry]:
