@@ -322,41 +322,25 @@ def _label_bars(ax: Any, bars: Any, keys: Sequence[str] | None = None) -> None:
 
 
 def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int]]], *,
-                 title: str, xlabel: str, ylabel: str, horizontal: bool = False) -> Figure:
-    """Bars per group, one bar per series, each series with its own hatch and grey level.
-
-    Horizontal bars grow in height with the groups (and suit long group names); vertical bars
-    are for a few groups only, and the figure never gets wider than :data:`MAX_WIDTH_IN`.
-    """
+                 title: str, xlabel: str, ylabel: str) -> Figure:
+    """Horizontal bars per group, one bar per series, each series with its own hatch and grey
+    level. The figure grows in height with the groups (and suits long group names); its width
+    follows the longest group name, up to :data:`MAX_WIDTH_IN`."""
     k = len(series)
     width = 0.8 / max(k, 1)
     with mpl.rc_context(_RC):
-        if horizontal:
-            label_w = max((_text_width_in(g, 9) for g in groups), default=0)
-            fig = _figure(max(7.5, label_w + 6.0), 1.8 + 0.2 * len(groups) * max(k, 1)
-                          + 0.2 * k)
-        else:
-            fig = _figure(2.5 + 0.35 * len(groups) * max(k, 1), 4.6)
+        label_w = max((_text_width_in(g, 9) for g in groups), default=0)
+        fig = _figure(max(7.5, label_w + 6.0), 1.8 + 0.2 * len(groups) * max(k, 1) + 0.2 * k)
         ax = fig.add_subplot()
-        x = np.arange(len(groups))
+        y = np.arange(len(groups))
         for s, (label, counts) in enumerate(series):
-            pos = x - 0.4 + width * (s + 0.5)
-            grey, hatch = GREYS[s % len(GREYS)], HATCHES[s % len(HATCHES)]
-            if horizontal:
-                bars = ax.barh(pos, counts, height=width, color=grey, hatch=hatch,
-                               edgecolor="black", linewidth=0.6, label=label)
-            else:
-                bars = ax.bar(pos, counts, width=width, color=grey, hatch=hatch,
-                              edgecolor="black", linewidth=0.6, label=label)
+            bars = ax.barh(y - 0.4 + width * (s + 0.5), counts, height=width,
+                           color=GREYS[s % len(GREYS)], hatch=HATCHES[s % len(HATCHES)],
+                           edgecolor="black", linewidth=0.6, label=label)
             _label_bars(ax, bars)
-        if horizontal:
-            ax.set_yticks(x, labels=list(groups))
-            ax.invert_yaxis()
-            ax.margins(x=0.08, y=0.02)
-        else:
-            ax.set_xticks(x, labels=list(groups), rotation=40 if len(groups) > 3 else 0,
-                          ha="right" if len(groups) > 3 else "center")
-            ax.margins(x=0.02, y=0.12)
+        ax.set_yticks(y, labels=list(groups))
+        ax.invert_yaxis()
+        ax.margins(x=0.08, y=0.02)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))

@@ -259,7 +259,7 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
          ("unavailable reached, lawful", [r["unavailable_lawful"] for r in rows])],
         title=f"Compositions ({len(rows)} orders; n = {first.n_forbidden} forbidden + "
               f"{first.n_lawful} lawful inputs)",
-        xlabel="requests (count)", ylabel="ordered composition", horizontal=True))
+        xlabel="requests (count)", ylabel="ordered composition"))
     conditions = [condition_from_composition(r) for r in results]
     section.downloads.append(table(out, "break_even", "", break_even_table(conditions)).csv)
     spec = req.grid or GridSpec()
