@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from authpairs.errors import MissingDependencyError
 from authpairs.tracks.language.baseline import (
-    MissingDependencyError,
     classifier_baseline,
     public_text,
     run_baseline,

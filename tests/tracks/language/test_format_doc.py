@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from authpairs.tracks.language.expr.ast import Aggregate, Arith, BoolOp, Compare, Length, Not, walk
+from authpairs.tracks.language.expr.ast import (
+    Aggregate,
+    Arith,
+    BoolOp,
+    Compare,
+    Duration,
+    Length,
+    Not,
+    walk,
+)
 from authpairs.tracks.language.expr.interpreter import interpret
 from authpairs.tracks.language.expr.parser import parse_expression
 from authpairs.tracks.language.expr.result import Outcome, TypedFact
@@ -39,7 +48,11 @@ ROW = re.compile(r"^\| `([^`]+)` \| [^|]+ \| `([^`]+)` \| (true|false|unresolved
 PROSE = [("count(a in approvals) == 3", "true"),
          ('all(a.ok for a in approvals where a.role == "security")', "true"),
          ("any(a in approvals where a.at > @2026-06-01T12:00:00Z)", "true"),
-         ("all(a in approvals where a.ok)", "false")]
+         ("all(a in approvals where a.ok)", "false"),
+         ("hours(1.5) == minutes(90)", "true"), ("days(1) == 86400", "false"),
+         ("days(1) > 86400", "error"),
+         ("any(a in approvals where a.ok and a.at >= request.environment.time - days(30) "
+          "and a.at <= request.environment.time)", "false")]
 
 
 def _rows() -> list[tuple[str, str, str]]:
@@ -54,7 +67,8 @@ def _rows() -> list[tuple[str, str, str]]:
 def test_table_covers_every_operator() -> None:
     ops = {row[0].split("(")[0].split()[0] for row in _rows()}
     assert ops == {"and", "or", "not", "==", "!=", "<", "<=", ">", ">=", "in", "subset", "+",
-                   "-", "length", "any", "all", "count", "sum", "min", "max"}
+                   "-", "length", "minutes", "hours", "days", "weeks", "any", "all", "count",
+                   "sum", "min", "max"}
     seen: set[str] = set()
     for _, example, _ in _rows():
         for node in walk(parse_expression(example)):
@@ -66,6 +80,8 @@ def test_table_covers_every_operator() -> None:
                 seen.add("not")
             elif isinstance(node, Length):
                 seen.add("length")
+            elif isinstance(node, Duration):
+                seen.add(node.unit)
     assert ops <= seen
 
 

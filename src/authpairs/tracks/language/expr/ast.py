@@ -58,7 +58,8 @@ class Compare:
 
 @dataclass(frozen=True)
 class Arith:
-    """``+`` / ``-`` on numbers."""
+    """``+`` / ``-``: on numbers, or time arithmetic (a time plus or minus a duration, two
+    durations, or the duration between two times)."""
 
     op: TypingLiteral["+", "-"]
     left: Expr
@@ -69,6 +70,21 @@ class Arith:
 class Length:
     """``length(x)``: number of elements of a list."""
 
+    operand: Expr
+
+
+DurationUnit = TypingLiteral["minutes", "hours", "days", "weeks"]
+#: Seconds in one unit of each duration function (``days(30)`` is 30 * 86,400 seconds).
+DURATION_UNITS: dict[str, int] = {"minutes": 60, "hours": 3_600, "days": 86_400,
+                                  "weeks": 604_800}
+
+
+@dataclass(frozen=True)
+class Duration:
+    """``minutes(n)`` / ``hours(n)`` / ``days(n)`` / ``weeks(n)``: a length of time of ``n``
+    (any number expression) units, to add to or subtract from a time."""
+
+    unit: DurationUnit
     operand: Expr
 
 
@@ -101,7 +117,8 @@ class Aggregate:
     value: Expr | None
 
 
-Expr = Lit | ListLit | Name | Not | BoolOp | Compare | Arith | Length | Field | Aggregate
+Expr = (Lit | ListLit | Name | Not | BoolOp | Compare | Arith | Length | Duration | Field
+        | Aggregate)
 
 
 def quantifier_item(node: Aggregate) -> Expr:
@@ -124,7 +141,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     """Direct sub-expressions of ``node``."""
     if isinstance(node, ListLit):
         return node.items
-    if isinstance(node, Not | Length):
+    if isinstance(node, Not | Length | Duration):
         return (node.operand,)
     if isinstance(node, BoolOp | Compare | Arith):
         return (node.left, node.right)

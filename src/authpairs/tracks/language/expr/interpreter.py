@@ -8,11 +8,19 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
 * An explicit ``null`` is a value: ``null == null`` is true, ``null == x`` is false.
 * ``==``/``!=`` compare any two values; values of different types are unequal (numbers compare
   numerically, lists element by element).
-* Errors: ordered comparisons (``< <= > >=``) other than number/number or timestamp/timestamp;
+* Errors: ordered comparisons (``< <= > >=``) other than number/number, timestamp/timestamp or
+  duration/duration;
   ``+``/``-`` on non-numbers; ``and``/``or``/``not`` on non-booleans; ``in`` without a list on the
   right (or with a list on the left); ``subset`` without two lists; ``length`` of a non-list; a
   fact whose value does not match its declared type. An error beats unresolved.
 * Request strings in canonical UTC form (``YYYY-MM-DDTHH:MM:SSZ``) are timestamps.
+* Durations: ``minutes(n)``, ``hours(n)``, ``days(n)``, ``weeks(n)`` of a number ``n`` are
+  durations (``n`` times 60, 3,600, 86,400 or 604,800 seconds; fractions and negatives allowed).
+  A time plus or minus a duration is a time, a duration plus a time is a time, two durations
+  add or subtract to a duration, and a time minus a time is the duration between them.
+  Durations compare with durations (``==`` and ordered). Errors: a duration of a non-number, any
+  other mix (a number plus a duration, a time plus a time, ...), a duration longer than
+  :data:`~.result.MAX_DURATION_SECONDS` and a time outside years 1..9999.
 * Records (a ``records`` fact: a list of mappings with declared field types) are read only by
   the aggregates; any other operator on records is an error. A field absent from a record is
   unresolved; an explicit null field is the value null.
@@ -36,9 +44,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from authpairs.tracks.language.expr.ast import (
+    DURATION_UNITS,
     Aggregate,
     Arith,
     BoolOp,
+    Duration,
     Expr,
     Field,
     Length,
@@ -49,6 +59,9 @@ from authpairs.tracks.language.expr.ast import (
     quantifier_item,
 )
 from authpairs.tracks.language.expr.result import (
+    MAX_DURATION_SECONDS,
+    MAX_EPOCH,
+    MIN_EPOCH,
     RECORD_FIELD_TYPES,
     EvalResult,
     Outcome,
@@ -81,9 +94,17 @@ class _Err:
 _Result = _Val | _Unresolved | _Err
 _UNRESOLVED = _Unresolved()
 _TRUE = _Val("boolean", True)
-_VALUE_KINDS = {"count": ("string", "number", "boolean", "timestamp", "null"),
-                "sum": ("number",), "min": ("number", "timestamp"),
-                "max": ("number", "timestamp")}
+_VALUE_KINDS = {"count": ("string", "number", "boolean", "timestamp", "duration", "null"),
+                "sum": ("number",), "min": ("number", "timestamp", "duration"),
+                "max": ("number", "timestamp", "duration")}
+#: (operator, left kind, right kind) -> result kind of time arithmetic.
+_TIME_ARITH = {("+", "timestamp", "duration"): "timestamp",
+               ("-", "timestamp", "duration"): "timestamp",
+               ("+", "duration", "timestamp"): "timestamp",
+               ("+", "duration", "duration"): "duration",
+               ("-", "duration", "duration"): "duration",
+               ("-", "timestamp", "timestamp"): "duration"}
+_ORDERED = ("number", "timestamp", "duration")
 
 
 def _epoch(text: str) -> int | None:
@@ -228,6 +249,8 @@ class Interpreter:
             return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
         if isinstance(node, Length):
             return _length(self.eval(node.operand))
+        if isinstance(node, Duration):
+            return _duration(node.unit, self.eval(node.operand))
         if isinstance(node, Field):
             record = self._env[node.var]
             return record[node.field] if node.field in record else \
@@ -342,10 +365,31 @@ def _length(value: _Result) -> _Result:
     return value
 
 
+def _in_range(kind: str, seconds: Any) -> _Result:
+    """A duration or time value, or the error when it lies outside the supported range."""
+    if kind == "duration" and not abs(seconds) <= MAX_DURATION_SECONDS:
+        return _Err(f"a duration of {seconds} seconds is longer than 10,000 years")
+    if kind == "timestamp" and not MIN_EPOCH <= seconds <= MAX_EPOCH:
+        return _Err("time arithmetic leaves the years 1..9999")
+    return _Val(kind, seconds)
+
+
+def _duration(unit: str, value: _Result) -> _Result:
+    if not isinstance(value, _Val):
+        return value
+    if value.kind != "number":
+        return _Err(f"{unit}() expects a number, got {value.kind}")
+    return _in_range("duration", value.data * DURATION_UNITS[unit])
+
+
 def _arith(op: str, left: _Val, right: _Val) -> _Result:
-    if left.kind != "number" or right.kind != "number":
-        return _Err(f"'{op}' expects numbers, got {left.kind} and {right.kind}")
-    return _Val("number", left.data + right.data if op == "+" else left.data - right.data)
+    kind = "number" if left.kind == right.kind == "number" else \
+        _TIME_ARITH.get((op, left.kind, right.kind))
+    if kind is None:
+        return _Err(f"'{op}' expects two numbers, a time and a duration, two durations"
+                    f"{' or two times' if op == '-' else ''}, got {left.kind} and {right.kind}")
+    total = left.data + right.data if op == "+" else left.data - right.data
+    return _Val("number", total) if kind == "number" else _in_range(kind, total)
 
 
 def _equal(left: _Val, right: _Val) -> bool:
@@ -375,7 +419,7 @@ def _compare(op: str, left: _Val, right: _Val) -> _Result:
         if left.kind != "list" or right.kind != "list":
             return _Err(f"'subset' expects two lists, got {left.kind} and {right.kind}")
         return _Val("boolean", all(_member(item, right.data) for item in left.data))
-    if left.kind != right.kind or left.kind not in ("number", "timestamp"):
+    if left.kind != right.kind or left.kind not in _ORDERED:
         return _Err(f"'{op}' cannot order {left.kind} and {right.kind}")
     a, b = left.data, right.data
     result = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]

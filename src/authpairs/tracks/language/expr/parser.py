@@ -2,8 +2,8 @@
 
 Precedence, lowest first: ``or``, ``and``, ``not``, comparisons (``== != < <= > >= in subset``,
 non-associative), ``+``/``-`` (left-associative), atoms (literals, names, calls, parentheses,
-list literals). Calls are ``length(x)`` and the record aggregates
-``any|all|count|sum|min|max([value for] var in records [where condition])``.
+list literals). Calls are ``length(x)``, the durations ``minutes|hours|days|weeks(n)`` and the
+record aggregates ``any|all|count|sum|min|max([value for] var in records [where condition])``.
 
 Syntax errors teach: they name the expected tokens, show the line with a caret under the
 offending column and suggest the nearest operator (or known fact name).
@@ -33,10 +33,12 @@ from lark.lexer import PatternStr
 from authpairs.errors import DataError
 from authpairs.tracks.language.expr.ast import (
     AGGREGATES,
+    DURATION_UNITS,
     Aggregate,
     Arith,
     BoolOp,
     Compare,
+    Duration,
     Expr,
     Field,
     Length,
@@ -90,7 +92,7 @@ NAME: /(?!KEYWORD(?![A-Za-z0-9_.]))[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t"}
 
 
-FUNCTIONS: tuple[str, ...] = ("length", *AGGREGATES)
+FUNCTIONS: tuple[str, ...] = ("length", *DURATION_UNITS, *AGGREGATES)
 _OPERATORS = (*KEYWORDS, *FUNCTIONS, "==", "!=", "<", "<=", ">", ">=", "+", "-")
 _ALIASES = {"=": "==", "&&": "and", "&": "and", "||": "or", "|": "or", "!": "not",
             "<>": "!=", "=<": "<=", "=>": ">="}
@@ -187,7 +189,10 @@ def _located(text: str, exc: UnexpectedInput, known: Iterable[str]) -> Expressio
               f"{caret_excerpt(text, line, column)}\nexpected one of: {_describe(expected)}"
     expected = list(expected)
     hint = suggest(found, known, _expected_words(expected, known)) if found else None
-    if hint:
+    if found in DURATION_UNITS:
+        message += f"\ndurations are written {found}(N), e.g. request.environment.time - " \
+                   f"{found}(30)"
+    elif hint:
         message += f"\ndid you mean {hint!r}?"
     return ExpressionSyntaxError(message, line, column)
 
@@ -271,6 +276,11 @@ class _ToAst(Transformer[Token, Expr]):
                 raise ExpressionSyntaxError(f"'for'/'where' {where_at}: length takes one list",
                                             func.line, func.column)
             return Length(first)
+        if name in DURATION_UNITS:
+            if binder is not None or where is not None:
+                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes one "
+                                            f"number, e.g. {name}(30)", func.line, func.column)
+            return Duration(name, first)  # type: ignore[arg-type]
         value, binding = (first, binder) if binder is not None else (None, first)
         if not (isinstance(binding, Compare) and binding.op == "in"
                 and isinstance(binding.left, Name) and "." not in binding.left.path
@@ -288,6 +298,10 @@ class _ToAst(Transformer[Token, Expr]):
                          None if value is None else _bind(value, var))
 
     def name(self, token: Token) -> Expr:
+        if str(token) in DURATION_UNITS:
+            raise ExpressionSyntaxError(
+                f"'{token}' at line {token.line}, column {token.column} is a duration: write "
+                f"{token}(N), e.g. {token}(30)", token.line, token.column)
         return Name(str(token))
 
     def list_(self, *items: Any) -> Expr:

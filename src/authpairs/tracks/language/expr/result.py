@@ -11,6 +11,15 @@ from typing import Any
 RECORD_FIELD_TYPES: tuple[str, ...] = ("string", "number", "boolean", "timestamp")
 
 
+#: Largest magnitude of a duration, in seconds (10,000 years of 365.25 days); time arithmetic
+#: beyond it is an error, so both evaluators stay within exactly representable numbers.
+MAX_DURATION_SECONDS = 315_576_000_000
+#: Range of a time, in seconds since 1970-01-01T00:00:00Z: 0001-01-01T00:00:00Z to
+#: 9999-12-31T23:59:59Z. A time computed outside it is an error.
+MIN_EPOCH = -62_135_596_800
+MAX_EPOCH = 253_402_300_799
+
+
 class Outcome(StrEnum):
     """Result of evaluating a permission expression in one context."""
 

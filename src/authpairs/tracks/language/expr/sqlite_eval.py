@@ -11,7 +11,9 @@ only the parser/AST and the result type. Facts and request fields are loaded int
   their canonical form is verified by SQLite (round trip through ``julianday``);
 * lists are JSON arrays, inspected with ``json_each`` / ``json_array_length``;
 * records are a JSON array of objects ``{field: {"t": type, "v": value}}`` (an absent field has
-  no key, so reading it gives SQL ``NULL``: unresolved).
+  no key, so reading it gives SQL ``NULL``: unresolved);
+* a duration is a value of type ``'duration'`` holding seconds; time arithmetic is SQL
+  arithmetic on epoch seconds, with the result type chosen by a ``CASE`` over both types.
 
 Expressions are evaluated per *scope row*: a scope CTE ``sK(k, p, b)`` lists the variable
 bindings ``b`` (a JSON object ``{var: record}``) under a key ``k`` (``p``: the key of the
@@ -29,9 +31,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from authpairs.tracks.language.expr.ast import (
+    DURATION_UNITS,
     Aggregate,
     Arith,
     BoolOp,
+    Duration,
     Expr,
     Field,
     Length,
@@ -42,6 +46,9 @@ from authpairs.tracks.language.expr.ast import (
     quantifier_item,
 )
 from authpairs.tracks.language.expr.result import (
+    MAX_DURATION_SECONDS,
+    MAX_EPOCH,
+    MIN_EPOCH,
     RECORD_FIELD_TYPES,
     EvalResult,
     Outcome,
@@ -73,8 +80,12 @@ _NORMALISE = [
               OR strftime('{_CANON_FMT}', julianday(json_extract(f.value, '$.v')))
                  IS NOT json_extract(f.value, '$.v')))""",
 ]
-_AGG_KINDS = {"count": "'string', 'number', 'boolean', 'timestamp', 'null'",
-              "sum": "'number'", "min": "'number', 'timestamp'", "max": "'number', 'timestamp'"}
+_AGG_KINDS = {"count": "'string', 'number', 'boolean', 'timestamp', 'duration', 'null'",
+              "sum": "'number'", "min": "'number', 'timestamp', 'duration'",
+              "max": "'number', 'timestamp', 'duration'"}
+# A value of type T outside its range is an error (the limits are shared with evaluator 1).
+_OUT_OF_RANGE = {"duration": f"ABS({{v}}) > {MAX_DURATION_SECONDS}",
+                 "timestamp": f"({{v}} < {MIN_EPOCH} OR {{v}} > {MAX_EPOCH})"}
 
 
 def _record_json(value: Any, fields: Mapping[str, str]) -> str | None:
@@ -208,11 +219,48 @@ class _Compiler:
                 f"THEN json_array_length({a}.v) END, "
                 f"CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'list' "
                 f"THEN 'length expects a list, got ' || {a}.t END FROM {a}")
+        if isinstance(node, Duration):
+            return self._duration(node)
         a, b = self.compile(node.left), self.compile(node.right)
         if isinstance(node, Arith):
-            return self._binary(a, b, "number", f"{a}.t = 'number' AND {b}.t = 'number'",
-                                f"{a}.v {node.op} {b}.v", f"'{node.op} expects numbers'")
+            return self._arith(node.op, a, b)
         return self._compare(node.op, a, b)
+
+    def _duration(self, node: Duration) -> str:
+        """``days(n)`` and friends: n times the unit's seconds, typed 'duration'."""
+        a = self.compile(node.operand)
+        long = _OUT_OF_RANGE["duration"].format(v="x.v")
+        return self._add(
+            "SELECT x.k, CASE WHEN x.t IS NULL THEN NULL WHEN x.t <> 'number' OR " + long +
+            " THEN 'error' ELSE 'duration' END, CASE WHEN x.t = 'number' AND NOT " + long +
+            " THEN x.v END, CASE WHEN x.t = 'error' THEN x.e WHEN x.t <> 'number' "
+            f"THEN '{node.unit} expects a number, got ' || x.t WHEN " + long +
+            " THEN 'duration longer than 10,000 years' END "
+            f"FROM (SELECT {a}.k AS k, {a}.t AS t, CASE WHEN {a}.t = 'number' "
+            f"THEN {a}.v * {DURATION_UNITS[node.unit]} END AS v, {a}.e AS e FROM {a}) x")
+
+    def _arith(self, op: str, a: str, b: str) -> str:
+        """``+``/``-``: numbers, or time arithmetic; the result type is chosen from both types."""
+        pairs = [("number", "number", "number"), ("timestamp", "duration", "timestamp"),
+                 ("duration", "duration", "duration")]
+        pairs.append(("duration", "timestamp", "timestamp") if op == "+" else
+                     ("timestamp", "timestamp", "duration"))
+        kind = "CASE " + " ".join(f"WHEN {a}.t = '{left}' AND {b}.t = '{right}' THEN '{out}'"
+                                  for left, right, out in pairs) + " END"
+        bad = " OR ".join(f"(x.rk = '{k}' AND {test.format(v='x.v')})"
+                          for k, test in _OUT_OF_RANGE.items())
+        return self._add(
+            "SELECT x.k, CASE WHEN x.at = 'error' OR x.bt = 'error' THEN 'error' "
+            "WHEN x.at IS NULL OR x.bt IS NULL THEN NULL WHEN x.rk IS NULL OR " + bad +
+            " THEN 'error' ELSE x.rk END, CASE WHEN x.at IS NOT NULL AND x.bt IS NOT NULL "
+            "AND x.rk IS NOT NULL AND NOT (" + bad + ") THEN x.v END, "
+            "CASE WHEN x.at = 'error' THEN x.ae WHEN x.bt = 'error' THEN x.be "
+            "WHEN x.at IS NULL OR x.bt IS NULL THEN NULL "
+            f"WHEN x.rk IS NULL THEN '{op} expects numbers or time and durations, got ' || "
+            "x.at || ' and ' || x.bt WHEN " + bad + " THEN 'time arithmetic out of range' END "
+            f"FROM (SELECT {a}.k AS k, {a}.t AS at, {b}.t AS bt, {a}.e AS ae, {b}.e AS be, "
+            f"{kind} AS rk, CASE WHEN ({kind}) IS NOT NULL THEN {a}.v {op} {b}.v END AS v "
+            f"FROM {a} JOIN {b} ON {b}.k = {a}.k) x")
 
     def _literal(self, node: Lit) -> str:
         scope = self.scope
@@ -253,7 +301,8 @@ class _Compiler:
 
     def _compare(self, op: str, a: str, b: str) -> str:
         same_kind = (f"(({a}.t = 'string' AND {b}.t = 'string') OR "
-                     f"({a}.t IN ('number', 'timestamp', 'boolean') AND {b}.t = {a}.t))")
+                     f"({a}.t IN ('number', 'timestamp', 'duration', 'boolean') "
+                     f"AND {b}.t = {a}.t))")
         list_eq = (f"(json_array_length({a}.v) = json_array_length({b}.v) AND NOT EXISTS ("
                    f"SELECT 1 FROM json_each({a}.v) x JOIN json_each({b}.v) y ON x.key = y.key "
                    f"WHERE NOT (x.atom = y.atom AND (x.type = 'text') = (y.type = 'text'))))")
@@ -279,7 +328,7 @@ class _Compiler:
                       f"(y.type = 'text') = (x.type = 'text')))")
             return self._binary(a, b, "boolean", f"{a}.t = 'list' AND {b}.t = 'list'", subset,
                                 "'subset expects two lists'")
-        orderable = f"{a}.t = {b}.t AND {a}.t IN ('number', 'timestamp')"
+        orderable = f"{a}.t = {b}.t AND {a}.t IN ('number', 'timestamp', 'duration')"
         return self._binary(a, b, "boolean", orderable, f"{a}.v {op} {b}.v",
                             f"'{op} cannot order these types'")
 
