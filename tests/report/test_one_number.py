@@ -253,6 +253,10 @@ def test_transition_counts_agree_in_every_view(db: Path, views: dict[str, Any]) 
     assert sum(figure[f.key] for f in LAWFUL_TRANSITIONS) == python["lawful_matched"]
     svg = (out / "r" / "figures" / "transitions.svg").read_text()
     assert "lost to denial (14)" in svg and "lost to unavailability (8)" in svg
+    lost_rows = page.table("lost lawful requests (22: 14 to denial, 8 to unavailability)")
+    term_lost = _terminal_table(views["compare"], "lost lawful requests (22)")
+    for rows, key in ((lost_rows, "lost_to"), (term_lost, "lost to")):
+        assert sorted(r[key] for r in rows) == ["denial"] * 14 + ["unavailability"] * 8
     assert int(term_lawful["net"]) == int(html_lawful["net"]) == python["net"]
     assert html_lawful["lawful_matched"] == "29" and html_forbidden["forbidden_matched"] == "20"
 

@@ -59,13 +59,20 @@ def _of(count: int, total: int) -> str:
     return f"{count}/{total}" if total else "n/a"
 
 
+_LOST_TO = {"lost_denied": "denial", "lost_unavailable": "unavailability"}
+
+
 def _changes_table(title: str, changes: Sequence[RequestChange]) -> Table:
+    """Changed requests; lost ones also say what they were lost to."""
     table = _new_table(title=title)
-    for col in ("case id", "before", "after", "cluster", "path"):
+    lost = any(c.transition == "lost" for c in changes)
+    for col in ("case id", "before", "after", *(("lost to",) if lost else ()), "cluster",
+                "path"):
         table.add_column(col)
     for c in changes:
-        table.add_row(escape(c.case_id), c.before_status, c.after_status, escape(c.cluster),
-                      escape(c.path))
+        split = (_LOST_TO.get(c.lost_split() or "", ""),) if lost else ()
+        table.add_row(escape(c.case_id), c.before_status, c.after_status, *split,
+                      escape(c.cluster), escape(c.path))
     return table
 
 

@@ -182,12 +182,16 @@ def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: Repor
           "forbidden_approved_before": n["forbidden_approved_before"],
           "forbidden_approved_after": n["forbidden_approved_after"],
           "forbidden_matched": n["forbidden_matched"]}]))
-    lost = [c.to_dict() for c in comp.with_transition("lost")]
+    lost_to = {"lost_denied": "denial", "lost_unavailable": "unavailability"}
+    lost = [{**c.to_dict(), "lost_to": lost_to.get(c.lost_split() or "", "")}
+            for c in comp.with_transition("lost")]
     cols = ["case_id", "cluster", "path", "before_status", "after_status", "resolved"]
     if lost:
         section.tables.append(table(out, "lost_requests",
-                                    f"lost lawful requests ({len(lost)}): ids and "
-                                    "authorization paths", lost, cols, max_rows=500))
+                                    f"lost lawful requests ({len(lost)}: {n['lost_denied']} to "
+                                    f"denial, {n['lost_unavailable']} to unavailability): ids "
+                                    "and authorization paths", lost,
+                                    [*cols[:5], "lost_to", "resolved"], max_rows=500))
     else:
         section.notes.append("No lawful request was lost.")
     changed = [c.to_dict() for c in (*comp.lawful, *comp.forbidden)

@@ -40,6 +40,7 @@ COLUMN_TITLES: dict[str, str] = {
     "equal_weight_group_accuracy": "equal-weight group accuracy (%)",
     "query_groups_with_both_labels": "query groups with both labels",
     "case_id": "case id",
+    "lost_to": "lost to",
     "before_status": "before",
     "after_status": "after",
     "unavailable_forbidden": "unavailable reached, forbidden",
