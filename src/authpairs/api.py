@@ -10,37 +10,215 @@
 ``run`` works inside a running event loop (Jupyter): it then runs the review in a worker thread
 with its own loop. The CLI (:mod:`authpairs.commands`) only parses arguments and prints what these
 functions return.
+
+Below the functions, this module also names the building blocks the commands are made of (run
+configuration, records, the analyses, the dataset tracks; see ``_BUILDING_BLOCKS``), so that the
+CLI imports from here and nowhere deeper. Everything loads on first use: importing this module
+loads none of the analysis, run or dataset code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
+from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
+from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
 
-from authpairs.analysis.compare import Comparison, compare_records
-from authpairs.analysis.compose import CompositionResult, ReviewerMatrix, compose_all
-from authpairs.analysis.gate import DesignatedId, GateResult, read_case_ids, run_gate
-from authpairs.analysis.runref import DEFAULT_RECORDS, load_run
-from authpairs.analysis.scoring import Score, score_by, score_records
-from authpairs.cases.dataset import Dataset
-from authpairs.review.reviewers import Reviewer
-from authpairs.runs.api import run_async as _run_async
-from authpairs.runs.config import RunConfig, config_from_dict, load_config
-from authpairs.runs.progress import ProgressDisplay
-from authpairs.runs.records import CaseRecord
-from authpairs.runs.store import RecordStore
-from authpairs.tracks.registry import resolve_dataset
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
-RunSpec = RunConfig | Mapping[str, Any] | str | Path
+    from authpairs.analysis.compare import Comparison as Comparison
+    from authpairs.analysis.compare import ComparisonError as ComparisonError
+    from authpairs.analysis.compose import CompositionError as CompositionError
+    from authpairs.analysis.compose import CompositionResult as CompositionResult
+    from authpairs.analysis.compose import ReviewerMatrix as ReviewerMatrix
+    from authpairs.analysis.compose import compose_all as compose_all
+    from authpairs.analysis.compose import ordered_selections as ordered_selections
+    from authpairs.analysis.compose import route_order as route_order
+    from authpairs.analysis.contrast import compare_runs as compare_runs
+    from authpairs.analysis.cost import GridSpec as GridSpec
+    from authpairs.analysis.cost import GridSpecError as GridSpecError
+    from authpairs.analysis.cost import break_even_table as break_even_table
+    from authpairs.analysis.cost import condition_from_composition as condition_from_composition
+    from authpairs.analysis.cost import cost_grid as cost_grid
+    from authpairs.analysis.cost import load_grid_spec as load_grid_spec
+    from authpairs.analysis.family import FamilyError as FamilyError
+    from authpairs.analysis.family import load_family as load_family
+    from authpairs.analysis.family import run_family as run_family
+    from authpairs.analysis.gate import DesignatedId as DesignatedId
+    from authpairs.analysis.gate import GateInputError as GateInputError
+    from authpairs.analysis.gate import GateResult as GateResult
+    from authpairs.analysis.gate import read_case_ids as read_case_ids
+    from authpairs.analysis.gate import run_gate as run_gate
+    from authpairs.analysis.runref import RunNotFoundError as RunNotFoundError
+    from authpairs.analysis.runref import load_run as load_run
+    from authpairs.analysis.runref import load_run_checked as load_run_checked
+    from authpairs.analysis.scoring import Score as Score
+    from authpairs.analysis.scoring import score_by as score_by
+    from authpairs.analysis.scoring import score_records as score_records
+    from authpairs.analysis.study import StudyCell as StudyCell
+    from authpairs.analysis.study import StudyPlanError as StudyPlanError
+    from authpairs.analysis.study import load_plan as load_plan
+    from authpairs.analysis.study import run_study as run_study
+    from authpairs.cases.dataset import Dataset as Dataset
+    from authpairs.cases.dataset import DatasetError as DatasetError
+    from authpairs.cases.hf import ExportError as ExportError
+    from authpairs.cases.hf import export_hf as export_hf
+    from authpairs.cases.models import PublicCase as PublicCase
+    from authpairs.enforce.samples import generated_descriptors as generated_descriptors
+    from authpairs.enforce.selftest import audit_effects as audit_effects
+    from authpairs.review.guardrails.cards import read_card as read_card
+    from authpairs.review.guardrails.registry import GUARDRAILS as GUARDRAILS
+    from authpairs.review.guardrails.registry import option_overrides as option_overrides
+    from authpairs.review.interfaces import INTERFACES as INTERFACES
+    from authpairs.review.interfaces import get_interface as get_interface
+    from authpairs.review.reviewers import Reviewer as Reviewer
+    from authpairs.review.templates import render as render_template
+    from authpairs.runs.audit import audit_run as audit_run
+    from authpairs.runs.audit import verify_chain as verify_chain
+    from authpairs.runs.completeness import Completeness as Completeness
+    from authpairs.runs.completeness import completeness as completeness
+    from authpairs.runs.config import RunConfig as RunConfig
+    from authpairs.runs.config import config_from_dict as config_from_dict
+    from authpairs.runs.config import load_config as load_config
+    from authpairs.runs.main_job import cli_base_config as cli_base_config
+    from authpairs.runs.orchestrator import RunProgress as RunProgress
+    from authpairs.runs.progress import ProgressDisplay as ProgressDisplay
+    from authpairs.runs.records import CaseRecord as CaseRecord
+    from authpairs.runs.store import RecordStore as RecordStore
+    from authpairs.runs.store import RecordStoreError as RecordStoreError
+    from authpairs.tracks.language.annotate import AnnotationError as AnnotationError
+    from authpairs.tracks.language.annotate import export_sheets as export_sheets
+    from authpairs.tracks.language.annotate import read_answers as read_answers
+    from authpairs.tracks.language.annotate import read_key as read_key
+    from authpairs.tracks.language.annotate import score_answers as score_answers
+    from authpairs.tracks.language.baseline import classifier_baseline as classifier_baseline
+    from authpairs.tracks.language.cases import load_language_dataset as load_language_dataset
+    from authpairs.tracks.language.checks import check_language as check_language
+    from authpairs.tracks.language.loader import ScenarioError as ScenarioError
+    from authpairs.tracks.language.skeleton import write_skeleton as write_skeleton
+    from authpairs.tracks.language.stats import counts_markdown as counts_markdown
+    from authpairs.tracks.native.build import build_native as build_native
+    from authpairs.tracks.native.byo import import_cedar as import_cedar
+    from authpairs.tracks.native.byo import import_openfga as import_openfga
+    from authpairs.tracks.native.errors import NativeImportError as NativeImportError
+    from authpairs.tracks.native.split import DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION
+    from authpairs.tracks.native.split import DEFAULT_SEED as NATIVE_SPLIT_SEED
+    from authpairs.tracks.native.stats import summary_markdown as summary_markdown
+    from authpairs.tracks.native.verify import verify_native as verify_native
+    from authpairs.tracks.registry import resolve_dataset as resolve_dataset
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DEFAULT_RECORDS",
+    "DEFAULT_SEED",
+    "GUARDRAILS",
+    "INTERFACES",
+    "NATIVE_DEV_FRACTION",
+    "NATIVE_SPLIT_SEED",
+    "AnnotationError",
+    "CaseRecord",
+    "Comparison",
+    "ComparisonError",
+    "Completeness",
+    "CompositionError",
+    "CompositionResult",
+    "Dataset",
+    "DatasetError",
+    "DesignatedId",
+    "ExportError",
+    "FamilyError",
+    "GateInputError",
+    "GateResult",
+    "GridSpec",
+    "GridSpecError",
+    "NativeImportError",
+    "ProgressDisplay",
+    "PublicCase",
+    "RecordStore",
+    "RecordStoreError",
+    "Records",
+    "Reviewer",
+    "ReviewerMatrix",
+    "RunConfig",
+    "RunNotFoundError",
+    "RunProgress",
+    "RunResult",
+    "RunSpec",
+    "ScenarioError",
+    "Score",
+    "StudyCell",
+    "StudyPlanError",
+    "as_config",
+    "audit_effects",
+    "audit_run",
+    "break_even_table",
+    "build_native",
+    "check_language",
+    "classifier_baseline",
+    "cli_base_config",
+    "compare",
+    "compare_runs",
+    "completeness",
+    "compose",
+    "compose_all",
+    "condition_from_composition",
+    "config_from_dict",
+    "cost_grid",
+    "counts_markdown",
+    "execute_async",
+    "export_hf",
+    "export_sheets",
+    "gate",
+    "generated_descriptors",
+    "get_interface",
+    "import_cedar",
+    "import_openfga",
+    "load_config",
+    "load_dataset",
+    "load_family",
+    "load_grid_spec",
+    "load_language_dataset",
+    "load_plan",
+    "load_run",
+    "load_run_checked",
+    "open_records",
+    "option_overrides",
+    "ordered_selections",
+    "read_answers",
+    "read_card",
+    "read_case_ids",
+    "read_key",
+    "records_of",
+    "render_template",
+    "resolve_dataset",
+    "route_order",
+    "run",
+    "run_async",
+    "run_family",
+    "run_gate",
+    "run_study",
+    "score",
+    "score_answers",
+    "score_by",
+    "score_records",
+    "summary_markdown",
+    "verify_chain",
+    "verify_native",
+    "write_skeleton",
+]
+
+RunSpec: TypeAlias = "RunConfig | Mapping[str, Any] | str | Path"
 """A run configuration: a :class:`RunConfig`, plain data, or a YAML file path."""
-Records = Sequence[CaseRecord] | str
+Records: TypeAlias = "Sequence[CaseRecord] | str"
 """Case records, or a run address (``RUN_ID`` or ``PATH::RUN_ID``)."""
 
 
@@ -59,6 +237,8 @@ class RunResult:
 
     def by(self, attribute: str) -> dict[str, Score]:
         """Scores grouped by a case attribute (``family``, ``domain``, ``split``, ...)."""
+        from authpairs.analysis.scoring import score_by
+
         return score_by(self.records, attribute)
 
     def _title(self) -> str:
@@ -70,6 +250,8 @@ class RunResult:
         yield score_table(self._title(), {"all": self.scores}, "cases")
 
     def _repr_html_(self) -> str:
+        from rich.console import Console
+
         from authpairs.report.tables import score_table
 
         console = Console(record=True, width=120, file=io.StringIO())
@@ -79,6 +261,8 @@ class RunResult:
 
 def as_config(spec: RunSpec) -> RunConfig:
     """A :class:`RunConfig` from a config object, plain data or a YAML file path."""
+    from authpairs.runs.config import RunConfig, config_from_dict, load_config
+
     if isinstance(spec, RunConfig):
         return spec
     if isinstance(spec, str | Path):
@@ -95,8 +279,12 @@ async def run_async(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
     ``progress`` is False (silent, the default), True (a rich bar) or a
     :class:`~authpairs.runs.progress.ProgressDisplay` of your own.
     """
+    from authpairs.analysis.scoring import score_records
+    from authpairs.runs.api import run_async as run_and_record
+    from authpairs.runs.store import RecordStore
+
     config = as_config(spec)
-    state = await _run_async(config, progress=progress, dataset=dataset, reviewer=reviewer)
+    state = await run_and_record(config, progress=progress, dataset=dataset, reviewer=reviewer)
     with RecordStore(config.records) as store:
         records = store.case_records(state.run_id)
     return RunResult(run_id=state.run_id, config=config, records=records,
@@ -121,17 +309,23 @@ def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
 def load_dataset(name: str | Path, split: str | None = None,
                  limit: int | None = None) -> Dataset:
     """A dataset by track name (``language``, ``native``, ``examples``) or JSONL path."""
+    from authpairs.tracks.registry import resolve_dataset
+
     return resolve_dataset(str(name)).select(split, limit)
 
 
 def open_records(path: str | Path = DEFAULT_RECORDS) -> RecordStore:
     """Open a records file (use as a context manager): ``list_runs``, ``case_records``, ..."""
+    from authpairs.runs.store import RecordStore
+
     return RecordStore(Path(path))
 
 
 def records_of(records: Records, default_records: str | Path = DEFAULT_RECORDS
                ) -> list[CaseRecord]:
     """Case records as given, or loaded from a run address (``RUN_ID`` / ``PATH::RUN_ID``)."""
+    from authpairs.analysis.runref import load_run
+
     if isinstance(records, str):
         return load_run(records, default_records)[1]
     return list(records)
@@ -140,6 +334,8 @@ def records_of(records: Records, default_records: str | Path = DEFAULT_RECORDS
 def score(records: Records, by: str | None = None, *,
           default_records: str | Path = DEFAULT_RECORDS) -> Score | dict[str, Score]:
     """Scores of a run (all cases), or grouped by an attribute when ``by`` is given."""
+    from authpairs.analysis.scoring import score_by, score_records
+
     chosen = records_of(records, default_records)
     return score_records(chosen) if by is None else score_by(chosen, by)
 
@@ -147,6 +343,8 @@ def score(records: Records, by: str | None = None, *,
 def compare(before: Records, after: Records, *,
             default_records: str | Path = DEFAULT_RECORDS) -> Comparison:
     """Request-level comparison: which lawful requests were retained, lost or gained."""
+    from authpairs.analysis.compare import compare_records
+
     names = [r if isinstance(r, str) else default for r, default in
              ((before, "before"), (after, "after"))]
     return compare_records(records_of(before, default_records),
@@ -158,6 +356,8 @@ def compose(runs: Mapping[str, Records] | Sequence[str], *,
             default_records: str | Path = DEFAULT_RECORDS
             ) -> tuple[ReviewerMatrix, list[CompositionResult]]:
     """All-must-allow replay of every ordered selection of the given reviewer runs."""
+    from authpairs.analysis.compose import compose_all
+
     named: Mapping[str, Records] = (runs if isinstance(runs, Mapping)
                                     else {address: address for address in runs})
     return compose_all({name: records_of(r, default_records) for name, r in named.items()})
@@ -169,6 +369,7 @@ def gate(baseline: Records, candidate: Records, *,
          default_records: str | Path = DEFAULT_RECORDS) -> GateResult:
     """The acceptance test for a guardrail change; ``required``/``forbidden`` are id lists or
     files with one case id per line."""
+    from authpairs.analysis.gate import read_case_ids, run_gate
 
     def ids(value: Sequence[str] | str | Path) -> Sequence[DesignatedId] | Sequence[str]:
         return read_case_ids(value) if isinstance(value, str | Path) else value
@@ -176,3 +377,77 @@ def gate(baseline: Records, candidate: Records, *,
     return run_gate(records_of(baseline, default_records),
                     records_of(candidate, default_records), required=ids(required),
                     forbidden=None if forbidden is None else ids(forbidden))
+
+
+# -- the commands' own steps -----------------------------------------------------------------
+async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay = True
+                        ) -> RunProgress:
+    """Run (or resume) ``config`` and return what this invocation did: cases reviewed now,
+    already recorded, recorded or claimed by another process, infrastructure failures and their
+    causes. :func:`run_async` adds the records and scores."""
+    from authpairs.runs.api import run_async as run_and_record
+
+    return await run_and_record(config, progress=progress)
+
+
+# -- building blocks of the commands, loaded on first use ------------------------------------
+_BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
+    alias: (module, name or alias) for module, names in {
+        "authpairs.analysis.compare": ["Comparison", "ComparisonError"],
+        "authpairs.analysis.compose": ["CompositionError", "CompositionResult", "ReviewerMatrix",
+                                       "compose_all", "ordered_selections", "route_order"],
+        "authpairs.analysis.contrast": ["compare_runs"],
+        "authpairs.analysis.cost": ["GridSpec", "GridSpecError", "break_even_table",
+                                    "condition_from_composition", "cost_grid", "load_grid_spec"],
+        "authpairs.analysis.family": ["FamilyError", "load_family", "run_family"],
+        "authpairs.analysis.gate": ["DesignatedId", "GateInputError", "GateResult",
+                                    "read_case_ids", "run_gate"],
+        "authpairs.analysis.runref": ["RunNotFoundError", "load_run", "load_run_checked"],
+        "authpairs.analysis.scoring": ["Score", "score_by", "score_records"],
+        "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
+        "authpairs.cases.dataset": ["Dataset", "DatasetError"],
+        "authpairs.cases.hf": ["ExportError", "export_hf"],
+        "authpairs.cases.models": ["PublicCase"],
+        "authpairs.enforce.samples": ["generated_descriptors"],
+        "authpairs.enforce.selftest": ["audit_effects"],
+        "authpairs.review.guardrails.cards": ["read_card"],
+        "authpairs.review.guardrails.registry": ["GUARDRAILS", "option_overrides"],
+        "authpairs.review.interfaces": ["INTERFACES", "get_interface"],
+        "authpairs.review.reviewers": ["Reviewer"],
+        "authpairs.review.templates": ["render_template=render"],
+        "authpairs.runs.audit": ["audit_run", "verify_chain"],
+        "authpairs.runs.completeness": ["Completeness", "completeness"],
+        "authpairs.runs.config": ["RunConfig", "config_from_dict", "load_config"],
+        "authpairs.runs.main_job": ["cli_base_config"],
+        "authpairs.runs.orchestrator": ["RunProgress"],
+        "authpairs.runs.progress": ["ProgressDisplay"],
+        "authpairs.runs.records": ["CaseRecord"],
+        "authpairs.runs.store": ["RecordStore", "RecordStoreError"],
+        "authpairs.tracks.language.annotate": ["AnnotationError", "export_sheets",
+                                               "read_answers", "read_key", "score_answers"],
+        "authpairs.tracks.language.baseline": ["classifier_baseline"],
+        "authpairs.tracks.language.cases": ["load_language_dataset"],
+        "authpairs.tracks.language.checks": ["check_language"],
+        "authpairs.tracks.language.loader": ["ScenarioError"],
+        "authpairs.tracks.language.skeleton": ["write_skeleton"],
+        "authpairs.tracks.language.stats": ["counts_markdown"],
+        "authpairs.tracks.native.build": ["build_native"],
+        "authpairs.tracks.native.byo": ["import_cedar", "import_openfga"],
+        "authpairs.tracks.native.errors": ["NativeImportError"],
+        "authpairs.tracks.native.split": ["NATIVE_DEV_FRACTION=DEFAULT_DEV_FRACTION",
+                                          "NATIVE_SPLIT_SEED=DEFAULT_SEED"],
+        "authpairs.tracks.native.stats": ["summary_markdown"],
+        "authpairs.tracks.native.verify": ["verify_native"],
+        "authpairs.tracks.registry": ["resolve_dataset"],
+    }.items() for alias, _, name in (entry.partition("=") for entry in names)
+}
+"""Name here -> (module, name there) of each building block the commands use."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BUILDING_BLOCKS:
+        module, attribute = _BUILDING_BLOCKS[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'authpairs.api' has no attribute {name!r}")

@@ -41,9 +41,9 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None  # (length of the matching package, layer)
     for position, packages in enumerate(LAYERS):
         for package in packages:
-            if module == package or module.startswith(package + "."):
-                if best is None or len(package) > best[0]:
-                    best = (len(package), position)
+            inside = module == package or module.startswith(package + ".")
+            if inside and (best is None or len(package) > best[0]):
+                best = (len(package), position)
     return None if best is None else best[1]
 
 
@@ -211,3 +211,23 @@ def test_plugins_sits_at_the_public_layer() -> None:
     for module in set(authpairs.plugins._EXPORTS.values()):
         below = layer_of(module)
         assert below is not None and below > own, module
+
+
+def test_api_building_blocks_resolve() -> None:
+    """Every name the CLI takes from authpairs.api loads, and __all__ lists exactly them."""
+    import authpairs.api as api
+
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    assert set(api._BUILDING_BLOCKS) <= set(api.__all__)
+    with pytest.raises(AttributeError):
+        _ = api.no_such_block  # type: ignore[attr-defined]
+
+
+def test_the_cli_contract_forbids_reaching_past_the_api() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if "authpairs.commands" in c.get("source_modules", []))
+    assert contract["type"] == "forbidden"
+    assert {"authpairs.runs", "authpairs.analysis", "authpairs.tracks"} <= set(
+        contract["forbidden_modules"])

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
+from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.runs.completeness import Completeness
+    from authpairs.api import Completeness
 
 # The analysis itself (numpy, scipy) is imported inside each command, so that registering these
 # commands costs nothing for the others.
@@ -86,9 +86,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
-        from authpairs.analysis.compare import ComparisonError
-        from authpairs.analysis.contrast import compare_runs
-        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.api import ComparisonError, RunNotFoundError, compare_runs, load_run_checked
         from authpairs.report.analysis_tables import print_breakdown, print_contrast
         from authpairs.report.files import write_csv, write_json
 
@@ -125,9 +123,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
-        from authpairs.analysis.compare import ComparisonError
-        from authpairs.analysis.runref import RunNotFoundError
-        from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
+        from authpairs.api import (
+            ComparisonError,
+            RunNotFoundError,
+            StudyCell,
+            StudyPlanError,
+            load_plan,
+            run_study,
+        )
         from authpairs.errors import ConfigError
         from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
@@ -161,9 +164,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
-        from authpairs.analysis.compare import ComparisonError
-        from authpairs.analysis.family import FamilyError, load_family, run_family
-        from authpairs.analysis.runref import RunNotFoundError
+        from authpairs.api import (
+            ComparisonError,
+            FamilyError,
+            RunNotFoundError,
+            load_family,
+            run_family,
+        )
         from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
 
@@ -197,21 +204,20 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "and why.")] = None,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
-        from authpairs.analysis.compose import (
+        from authpairs.api import (
             CompositionError,
-            compose_all,
-            ordered_selections,
-            route_order,
-        )
-        from authpairs.analysis.cost import (
             GridSpec,
             GridSpecError,
+            RunNotFoundError,
             break_even_table,
+            compose_all,
             condition_from_composition,
             cost_grid,
             load_grid_spec,
+            load_run,
+            ordered_selections,
+            route_order,
         )
-        from authpairs.analysis.runref import RunNotFoundError, load_run
         from authpairs.report.analysis_tables import (
             print_break_even,
             print_compositions,
@@ -283,8 +289,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: OutOpt = None,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
-        from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
-        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.api import (
+            GateInputError,
+            RunNotFoundError,
+            load_run_checked,
+            read_case_ids,
+            run_gate,
+        )
         from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):

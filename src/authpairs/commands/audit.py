@@ -37,10 +37,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Audit a stored run (see the command help)."""
-        from authpairs.runs.audit import audit_run
-        from authpairs.runs.completeness import completeness
-        from authpairs.runs.store import RecordStore
-        from authpairs.tracks.registry import resolve_dataset
+        from authpairs.api import RecordStore, audit_run, completeness, resolve_dataset
 
         with RecordStore(records, readonly=True) as store:
             info = store.get_run(run_id)

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from authpairs.cases.dataset import Dataset
-    from authpairs.cases.models import PublicCase
+    from authpairs.api import Dataset, PublicCase
 
 annotate_app = typer.Typer(help="Blind annotation sheets and their scoring (paper §3.2).",
                            no_args_is_help=True)
@@ -28,7 +27,7 @@ def new_scenario(
 ) -> None:
     """Write a commented scenario skeleton; fill in every TODO, then run
     'authpairs data check --root OUT'."""
-    from authpairs.tracks.language.skeleton import write_skeleton
+    from authpairs.api import write_skeleton
 
     try:
         path = write_skeleton(out, domain, family, slug)
@@ -39,8 +38,7 @@ def new_scenario(
 
 
 def _dataset(root: Path | None) -> Dataset:
-    from authpairs.tracks.language.cases import load_language_dataset
-    from authpairs.tracks.language.loader import ScenarioError
+    from authpairs.api import ScenarioError, load_language_dataset
 
     try:
         return load_language_dataset(root=root)
@@ -51,7 +49,7 @@ def _dataset(root: Path | None) -> Dataset:
 
 def render_public(case: PublicCase) -> str:
     """A public case as the reviewer models see it (the packaged case template)."""
-    from authpairs.review.templates import render
+    from authpairs.api import render_template as render
 
     return render("case.j2", **case.model_dump(mode="python"))
 
@@ -68,7 +66,7 @@ def annotate_export(
 ) -> None:
     """Write blind annotation sheets: the public view of every context, shuffled, numbered
     item-1..N (no case ids, labels or scenario names), and a blank answers.csv."""
-    from authpairs.tracks.language.annotate import AnnotationError, export_sheets
+    from authpairs.api import AnnotationError, export_sheets
 
     key_path = key or out.with_name(out.name + ".key.json")
     try:
@@ -91,12 +89,7 @@ def annotate_score(
 ) -> None:
     """Agreement with the reference labels, Fleiss' kappa, unanimity and the disagreements to
     adjudicate."""
-    from authpairs.tracks.language.annotate import (
-        AnnotationError,
-        read_answers,
-        read_key,
-        score_answers,
-    )
+    from authpairs.api import AnnotationError, read_answers, read_key, score_answers
 
     try:
         item_key = read_key(key)

@@ -15,9 +15,7 @@ from authpairs.errors import DataError, MissingDependencyError, RecordsError, Re
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.analysis.scoring import Score
-    from authpairs.runs.config import RunConfig
-    from authpairs.runs.orchestrator import RunProgress
+    from authpairs.api import RunConfig, RunProgress, Score
 
 # Everything else is imported inside the command that needs it: registering the commands (and
 # so every 'authpairs' call, '--help' included) must not pay for what other commands load.
@@ -46,8 +44,7 @@ def build_config(config_file: Path | None, overrides: dict[str, Any],
                  backend: str | None = None, dataset: str | None = None,
                  guardrail: str | None = None) -> RunConfig:
     """The run configuration from a YAML file, or else the main job's, plus overrides."""
-    from authpairs.runs.config import config_from_dict, load_config
-    from authpairs.runs.main_job import cli_base_config
+    from authpairs.api import cli_base_config, config_from_dict, load_config
 
     if config_file is not None:
         return load_config(config_file, overrides)
@@ -63,11 +60,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     The header line states ``n recorded of N expected`` and lists missing case ids; a broken
     record chain is reported before the scores (run ``authpairs audit`` for the details).
     """
-    from authpairs.analysis.scoring import score_by, score_records
+    from authpairs.api import RecordStore, completeness, score_by, score_records, verify_chain
     from authpairs.report.tables import print_scores, write_scores
-    from authpairs.runs.audit import verify_chain
-    from authpairs.runs.completeness import completeness
-    from authpairs.runs.store import RecordStore
 
     with RecordStore(records_path, readonly=True) as store:
         info = store.get_run(run_id)
@@ -127,13 +121,11 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
                ) -> bool:
     """Print (and optionally write) the multi-run table, then any per-attribute tables;
     returns True when every run is complete."""
-    from authpairs.analysis.runref import RunNotFoundError
-    from authpairs.analysis.scoring import score_by
+    from authpairs.api import RunNotFoundError, completeness, score_by
     from authpairs.report.files import write_csv, write_json
     from authpairs.report.measures import run_rows
     from authpairs.report.runset import ReportInputError, load_report_runs
     from authpairs.report.tables import print_runs, print_scores, write_scores
-    from authpairs.runs.completeness import completeness
 
     try:
         runs = load_report_runs(addresses, records_path)
@@ -251,17 +243,17 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
             "records": str(records) if records else None})
-        from authpairs.review.guardrails.registry import option_overrides
+        from authpairs.api import option_overrides
 
         overrides.update(option_overrides(guardrail_option or []))
         import asyncio
 
+        from authpairs.api import execute_async
         from authpairs.report.hints import unavailable_hint
-        from authpairs.runs.api import run_async
 
         config = build_config(config_file, overrides, backend, dataset, guardrail)
         try:
-            state = asyncio.run(run_async(config, progress=not quiet))
+            state = asyncio.run(execute_async(config, progress=not quiet))
         except (ReviewerError, MissingDependencyError) as exc:
             console.print(Text(f"error: {exc}", style="red"))
             raise typer.Exit(code=2) from None
@@ -308,9 +300,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
         """List the runs in a records file: reviewer, dataset, cases recorded of expected, date."""
+        from authpairs.api import RecordStore
         from authpairs.report.run_list import describe_run, runs_table
         from authpairs.report.tables import print_table
-        from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:
             rows = [describe_run(info, len(store.done_case_ids(info.run_id)))
@@ -327,9 +319,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         records: RecordsOpt = DEFAULT_RECORDS,
     ) -> None:
         """Export a run's records (with every attempt) to JSONL."""
+        from authpairs.api import RecordStore, completeness
         from authpairs.report.jsonl import export_jsonl
-        from authpairs.runs.completeness import completeness
-        from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:
             info = store.get_run(run_id)
@@ -351,8 +342,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         Message contents are written byte for byte (never re-wrapped), so piping to a file
         gives the exact prompt; the input hash covers the messages and the response format.
         """
-        from authpairs.review.interfaces import get_interface
-        from authpairs.tracks.registry import resolve_dataset
+        from authpairs.api import get_interface, resolve_dataset
 
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:

@@ -33,8 +33,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         Samples are matched to cases by SHA-256 of the exact input; a log of another task,
         dataset version or prompt is refused and nothing is written.
         """
-        from authpairs.cases.dataset import DatasetError
-        from authpairs.runs.store import RecordStoreError
+        from authpairs.api import DatasetError, RecordStoreError
 
         try:
             from authpairs.integrations.inspect_import import (
@@ -66,9 +65,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
-        from authpairs.cases.dataset import DatasetError
-        from authpairs.cases.hf import ExportError, export_hf
-        from authpairs.tracks.registry import resolve_dataset
+        from authpairs.api import DatasetError, ExportError, export_hf, resolve_dataset
 
         try:
             counts = export_hf(resolve_dataset(dataset), out, force=force)

@@ -28,8 +28,7 @@ class ReviewerListing:
 
 def list_reviewers() -> list[ReviewerListing]:
     """Interfaces, guardrails and baselines; a plugin that fails to load is listed with why."""
-    from authpairs.review.guardrails.registry import GUARDRAILS
-    from authpairs.review.interfaces import INTERFACES
+    from authpairs.api import GUARDRAILS, INTERFACES
 
     rows: list[ReviewerListing] = []
     for registry, kind, use in ((INTERFACES, "interface", "--interface"),
@@ -53,7 +52,7 @@ def guardrails(
 ) -> None:
     """List every reviewer: interfaces, guardrails (built-in and plugins) and baselines."""
     if card is not None:
-        from authpairs.review.guardrails.cards import read_card
+        from authpairs.api import read_card
 
         typer.echo(read_card(card), nl=False)
         return

@@ -33,7 +33,7 @@ def check(
     """Validate the language scenarios: format, quotes, evaluators, SPEC counts, giveaways.
 
     Exits 1 on any error; every error names the file, scenario, context and field."""
-    from authpairs.tracks.language.checks import check_language
+    from authpairs.api import check_language
 
     console = Console()
     report = check_language(root, distribution=distribution)
@@ -85,8 +85,7 @@ def build_language(
              "--root folder's name).")] = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
-    from authpairs.tracks.language.cases import load_language_dataset
-    from authpairs.tracks.language.loader import ScenarioError
+    from authpairs.api import ScenarioError, load_language_dataset
 
     try:
         dataset = load_language_dataset(split, root=root, name=name)
@@ -103,8 +102,7 @@ def language_stats(
     = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
-    from authpairs.tracks.language.cases import load_language_dataset
-    from authpairs.tracks.language.stats import counts_markdown
+    from authpairs.api import counts_markdown, load_language_dataset
 
     typer.echo(counts_markdown(load_language_dataset(split, root=root)))
 
@@ -115,9 +113,8 @@ def baseline_classifier(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
+    from authpairs.api import classifier_baseline, load_language_dataset
     from authpairs.errors import MissingDependencyError
-    from authpairs.tracks.language.baseline import classifier_baseline
-    from authpairs.tracks.language.cases import load_language_dataset
 
     try:
         result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)

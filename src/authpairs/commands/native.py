@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from authpairs.tracks.native.errors import NativeImportError
+from authpairs.api import NativeImportError
 
 SourcesOpt = Annotated[Path | None, typer.Option(
     "--sources", help="Staged sources folder (default: $AUTHPAIRS_SOURCES or ../shared/sources).")]
@@ -30,7 +30,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--report", help="Also write the per-file agreement table (markdown).")] = None,
     ) -> None:
         """Replay every upstream OpenFGA / Cedar assertion through the real engines."""
-        from authpairs.tracks.native.verify import verify_native
+        from authpairs.api import verify_native
 
         try:
             result = verify_native(sources)
@@ -59,14 +59,17 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--dev-fraction", help="Largest dev share of all cases.")] = None,
     ) -> None:
         """Build the native-policy track (engine-labelled, split) into a JSONL case file."""
-        from authpairs.cases.dataset import Dataset
-        from authpairs.tracks.native import split as split_rule
-        from authpairs.tracks.native.build import build_native
-        from authpairs.tracks.native.stats import summary_markdown
+        from authpairs.api import (
+            NATIVE_DEV_FRACTION,
+            NATIVE_SPLIT_SEED,
+            Dataset,
+            build_native,
+            summary_markdown,
+        )
 
         try:
-            built = build_native(sources, seed=seed or split_rule.DEFAULT_SEED,
-                                 dev_fraction=split_rule.DEFAULT_DEV_FRACTION
+            built = build_native(sources, seed=seed or NATIVE_SPLIT_SEED,
+                                 dev_fraction=NATIVE_DEV_FRACTION
                                  if dev_fraction is None else dev_fraction)
         except NativeImportError as exc:
             _fail(exc)
@@ -85,7 +88,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Option("--name", help="Dataset name.")] = None,
     ) -> None:
         """Turn your own OpenFGA store test file(s) into an engine-labelled case file."""
-        from authpairs.tracks.native.byo import import_openfga
+        from authpairs.api import import_openfga
 
         try:
             dataset = import_openfga(path, name=name)
@@ -104,7 +107,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--schema/--no-schema", help="Pass the folder's schema to the engine.")] = True,
     ) -> None:
         """Turn your own Cedar example folder into an engine-labelled case file."""
-        from authpairs.tracks.native.byo import import_cedar
+        from authpairs.api import import_cedar
 
         try:
             dataset = import_cedar(path, name=name, use_schema=schema)
