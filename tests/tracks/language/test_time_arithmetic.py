@@ -100,6 +100,14 @@ CASES: list[tuple[str, Outcome]] = [
     ("first - days(1) < first", E), ("last + minutes(1) > last", E),
     ("last + days(0) == last", T), ("first - minutes(0) == first", T),
     ("days(3652500) + days(1) > days(1)", E),
+    # the exact edges of both ranges, to the second
+    ("minutes(5259600000) == days(3652500)", T), ("minutes(5259600001) > days(1)", E),
+    ("days(3652500) + (@2026-01-01T00:00:01Z - @2026-01-01T00:00:00Z) > days(1)", E),
+    ("days(3652500) - (@2026-01-01T00:00:01Z - @2026-01-01T00:00:00Z) > days(1)", T),
+    ("first + (@2026-01-01T00:00:00Z - @2026-01-01T00:00:01Z) < first", E),
+    ("last - (@2026-01-01T00:00:00Z - @2026-01-01T00:00:01Z) > last", E),
+    ("@0001-01-01T00:01:00Z - minutes(1) == first", T),
+    ("@9999-12-31T23:58:59Z + minutes(1) == last", T),
     # unresolved and Kleene logic carry through
     ("days(missing.n) > days(1)", U), ("missing.t - days(1) < grant.ends", U),
     ("grant.ends - missing.t > days(1)", U), ("b.yes or days(s.x) > days(1)", T),
@@ -161,10 +169,12 @@ def test_parse_errors_name_the_position(text: str, line: int, column: int,
 # ---- differential test: random time arithmetic, both evaluators agree ----------------------
 
 _TIMES = ["2026-05-01T09:00:00Z", "2026-05-31T23:59:59Z", "2026-02-28T12:00:00Z",
-          "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1970-01-01T00:00:00Z"]
+          "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1970-01-01T00:00:00Z",
+          "0001-01-01T00:01:00Z", "9999-12-31T23:58:59Z"]
 _NUMBERS = st.one_of(
     st.integers(min_value=-400, max_value=400),
-    st.sampled_from([0, 0.5, -0.25, 1.5, 3652500, 3652501, 521786, 521787, 10**12, 1e300]),
+    st.sampled_from([0, 0.5, -0.25, 1.5, 1, 2, -1, -2, 3652500, 3652501, 521785, 521786,
+                     5259600000, 5259600001, 10**12, 1e300]),
     st.floats(min_value=-1e4, max_value=1e4, allow_nan=False, allow_infinity=False))
 _UNITS = st.sampled_from(["minutes", "hours", "days", "weeks"])
 _FACT_POOL = [TypedFact("timestamp", t) for t in _TIMES] + [
