@@ -5,8 +5,7 @@ Run it with ``authpairs run --dataset examples --guardrail examples.guard:review
 
 from __future__ import annotations
 
-from authpairs.cases.models import PublicCase
-from authpairs.review.outcome import Decision
+from authpairs.plugins import Decision, PublicCase
 
 
 def review(case: PublicCase) -> Decision:
