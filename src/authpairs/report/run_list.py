@@ -37,11 +37,14 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
 
 
 def runs_table(rows: list[dict[str, str]], title: str) -> Table:
-    """A table of :func:`describe_run` rows."""
+    """A table of :func:`describe_run` rows (interface and model only when a run has one)."""
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
                   show_edge=False)
-    for name in COLUMNS:
+    # interface and model are left out when no run has one (baselines only)
+    columns = [name for name in COLUMNS if name not in ("interface", "model")
+               or any(row[name] != "-" for row in rows)]
+    for name in columns:
         table.add_column(name, justify="right" if name == "recorded" else "left")
     for row in rows:
-        table.add_row(*(Text(row[name]) for name in COLUMNS))
+        table.add_row(*(Text(row[name]) for name in columns))
     return table
