@@ -189,24 +189,28 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
             cmap: str = "Greys", reverse_text: bool = False) -> Figure:
     """A grey-ramp heatmap; NaN cells and ``marked`` cells are hatched (and labelled so).
 
-    ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`).
-    Cells are as wide as their printed labels; column labels are turned 45 degrees when they
-    are wider than a cell; a map of few rows gets its colour bar below, so the bar's label
-    always has room.
+    ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`
+    cells, or when the labelled cells would not fit :data:`MAX_WIDTH_IN`; the CSV and the
+    page's table carry the values). Cells are as wide as their printed labels; column labels
+    are turned 45 degrees when they are wider than a cell; a map of few rows gets its colour
+    bar below, so the bar's label always has room.
     """
     nrows, ncols = values.shape
+    row_w = max((_text_width_in(r, 9) for r in rows), default=0)
     annotate = text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS
     cells = [t for row in text for t in row] if text is not None and annotate else []
     cell_w = max(0.55, max((_text_width_in(t, MIN_FONT_PT) for t in cells), default=0) + 0.15)
+    if 2.3 + row_w + cell_w * ncols > MAX_WIDTH_IN:  # printed values would not fit the cells
+        annotate, cells, cell_w = False, [], 0.55
     lines = max((t.count("\n") + 1 for t in cells), default=1)
     cell_h = max(0.26, lines * MIN_FONT_PT * 1.3 / 72 + 0.08)
-    row_w = max((_text_width_in(r, 9) for r in rows), default=0)
     col_w = max((_text_width_in(c, 9) for c in cols), default=0)
     rotate = col_w > cell_w - 0.05
     col_h = 0.71 * col_w + 0.1 if rotate else 0.25
     plot_h = cell_h * nrows
     below = plot_h < 2.4  # too short for an upright colour-bar label
     width = min(MAX_WIDTH_IN, max(4.0, 1.0 + row_w + cell_w * ncols + (0 if below else 1.3)))
+    plot_w = width - row_w - 1.0  # about what the layout leaves the cells
     title_lines = _wrap(title, width - 0.3).count("\n") + 1
     height = 0.9 + 0.2 * title_lines + plot_h + col_h + (1.0 if below else 0)
     with mpl.rc_context(_RC):
@@ -240,7 +244,7 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
                             color="white" if dark else "black", in_layout=False)
         if below:
             bar = fig.colorbar(image, ax=ax, location="bottom", shrink=0.8, aspect=30)
-            bar.set_label(_wrap(cbar_label, fig.get_figwidth() - 0.6, 9))
+            bar.set_label(_wrap(cbar_label, max(1.5, plot_w), 9))  # centred under the cells
         else:
             bar = fig.colorbar(image, ax=ax, shrink=0.8)
             bar.set_label(_wrap(cbar_label, 0.8 * plot_h, 9))
