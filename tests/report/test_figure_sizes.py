@@ -47,7 +47,20 @@ def _transitions() -> Figure:
          ("still_blocked", "still not approved", 4)], (14, 8), title="Request transitions")
 
 
+def _seeds() -> Figure:
+    rates = [("usable_correctness", "usable correctness (% of all)"),
+             ("incorrect_approval_rate", "incorrect approvals (% of forbidden)"),
+             ("unavailable_rate", "unavailable (% of all)"),
+             ("abstention_rate", "abstentions (% of all)")]
+    rows = [{"configuration": f"model=smollm2 interface={i}", "rate": name, "mean": 40.0 + k,
+             "min": 30.0, "max": 50.0 + k, "bootstrap_low": 25.0, "bootstrap_high": 60.0,
+             "seeds": 3, "n_per_seed": 40}
+            for i in ("direct", "structured", "schema") for k, (name, _) in enumerate(rates)]
+    return fig.seed_figure(rows, rates)
+
+
 CASES: dict[str, Callable[[], Figure]] = {
+    "seeds": _seeds,
     "one contrast": lambda: _heatmap(1, 1, "loose-s0"),
     "three contrasts": lambda: _heatmap(2, 2, "loose-s0"),
     "many columns": lambda: _heatmap(3, 30, "run-abcdef123456"),
