@@ -300,3 +300,19 @@ async def test_both_table4_nemo_configurations_render_their_prompt(
     label = name_reviewer(config.reviewer.model_dump(mode="json")).label
     assert label.startswith(f"guardrail nemo-self-check / NeMo self_check_input, {prompt}")
     assert label.endswith("openai Qwen/Qwen3.5-9B")
+
+
+def test_guardrail_options_from_the_command_line_are_read_as_yaml() -> None:
+    from authpairs.review.guardrails.registry import option_overrides
+
+    assert option_overrides(["config=my rails", 'stop=["\\n"]', "values.safe=ALLOW"]) == {
+        "reviewer.guardrail_options.config": "my rails",
+        "reviewer.guardrail_options.stop": ["\n"],
+        "reviewer.guardrail_options.values.safe": "ALLOW"}
+    with pytest.raises(ReviewerError, match="expected KEY=VALUE"):
+        option_overrides(["config"])
+    with pytest.raises(ReviewerError, match="not YAML"):
+        option_overrides(["stop=[unclosed"])
+    result = CliRunner().invoke(app, ["run", "--baseline", "always-allow",
+                                      "--guardrail-option", "nothing"])
+    assert result.exit_code != 0 and "expected KEY=VALUE" in result.output

@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -142,7 +142,7 @@ class TaskSettings:
     nemo: dict[str, Any]
     sent: dict[str, Any]
     from_run: tuple[str, ...]
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str]
 
     def describe(self) -> dict[str, Any]:
         """Every setting with the value sent and where it came from."""
@@ -358,7 +358,11 @@ class NemoSelfCheckReviewer:
             variables = {POLICY_VARIABLE: policy,
                          CASE_VARIABLE: render("case.j2", **context).rstrip("\n")}
         _config, manager = self._task(content, variables)
-        rendered = manager.render_task_prompt(task=TASK, context={"user_input": user_input})
+        try:
+            rendered = manager.render_task_prompt(task=TASK, context={"user_input": user_input})
+        except Exception as exc:  # e.g. the prompt's max_length, a template error
+            raise ReviewerError(f"NeMo could not render the {TASK} prompt: "
+                                f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(rendered, str | list):
             raise ReviewerError(f"NeMo rendered the {TASK} prompt as {type(rendered).__name__}")
         request = self._request(rendered)
