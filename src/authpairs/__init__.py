@@ -9,6 +9,9 @@ The public API (imported lazily, so ``import authpairs`` stays cheap)::
     from authpairs import RunConfig, run, run_async, load_dataset, open_records
     from authpairs import score, compare, compose, gate, AuthpairsError
 
+Plugins (interfaces, guardrails, backend kinds, effect types, tracks) import from
+:mod:`authpairs.plugins`. Every other module is internal.
+
 Data flows one way: ``cases``/``tracks`` -> ``review`` -> ``enforce`` -> ``runs`` (records) ->
 ``analysis`` -> ``report``. See ``docs/architecture.md``.
 """

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from authpairs.analysis.runref import load_run as load_run
     from authpairs.analysis.runref import load_run_checked as load_run_checked
     from authpairs.analysis.scoring import Score as Score
+    from authpairs.analysis.scoring import Tally as Tally
     from authpairs.analysis.scoring import score_by as score_by
     from authpairs.analysis.scoring import score_records as score_records
     from authpairs.analysis.study import StudyCell as StudyCell
@@ -157,6 +158,7 @@ __all__ = [
     "Score",
     "StudyCell",
     "StudyPlanError",
+    "Tally",
     "as_config",
     "audit_effects",
     "audit_run",
@@ -403,7 +405,7 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.analysis.gate": ["DesignatedId", "GateInputError", "GateResult",
                                     "read_case_ids", "run_gate"],
         "authpairs.analysis.runref": ["RunNotFoundError", "load_run", "load_run_checked"],
-        "authpairs.analysis.scoring": ["Score", "score_by", "score_records"],
+        "authpairs.analysis.scoring": ["Score", "Tally", "score_by", "score_records"],
         "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
         "authpairs.cases.dataset": ["Dataset", "DatasetError"],
         "authpairs.cases.hf": ["ExportError", "export_hf"],
@@ -445,6 +447,7 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
 
 
 def __getattr__(name: str) -> Any:
+    """Load a building block from its module on first use (then it is a plain global)."""
     if name in _BUILDING_BLOCKS:
         module, attribute = _BUILDING_BLOCKS[name]
         value = getattr(importlib.import_module(module), attribute)

@@ -162,6 +162,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    """Load an exported name from its module on first use (then it is a plain global)."""
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
@@ -170,6 +171,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
+    """The public names, loaded or not."""
     return __all__
 
 

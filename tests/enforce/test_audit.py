@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from authpairs.cases.effect_params import to_cents
-from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 from authpairs.enforce import layout
 from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.enforce.execute.context import ExecContext
+from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 from authpairs.enforce.safepath import write_file
 from authpairs.enforce.verify.channel import ReadChannel
 from authpairs.review.outcome import Dispatch

@@ -11,8 +11,8 @@ import pytest
 import authpairs.enforce.verify as verify_pkg
 from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
 from authpairs.cases.effect_types import EFFECT_TYPES as TYPES
-from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 from authpairs.enforce.enforcer import LocalEnforcer
+from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
 
 FORBIDDEN = ("authpairs.enforce.execute", "authpairs.enforce.safepath",
              "authpairs.enforce.seeding", "authpairs.enforce.sandbox",

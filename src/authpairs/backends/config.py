@@ -131,8 +131,8 @@ def _check_config_model(raw: object) -> type[BackendConfigBase]:
 
 BACKEND_KINDS: Registry[type[BackendConfigBase]] = Registry("backends", _check_config_model)
 """Backend kind -> its configuration model (which names its factory). Kinds whose code lives in a
-higher layer are registered there: ``replay`` (it reads run records) by :mod:`authpairs.runs.config`.
-"""
+higher layer are registered there: ``replay`` (it reads run records) by
+:mod:`authpairs.runs.config`."""
 for _model in (LocalBackendConfig, OpenAIBackendConfig, ScriptedBackendConfig):
     BACKEND_KINDS.add(_model.model_fields["kind"].default, _model)
 
