@@ -108,13 +108,21 @@ async def test_recorded_input_is_what_the_backend_received(examples: Dataset) ->
 @settings(max_examples=120, deadline=None)
 @given(text=st.one_of(st.text(max_size=40), st.lists(st.sampled_from(
     ["yes", "no", "safe", "unsafe", "Yes", "NO", " ", "\n", ".", "maybe", "blocked", ","]),
-    max_size=6).map("".join)), allowed=st.one_of(st.none(), st.booleans()))
+    max_size=6).map("".join)), allowed=st.one_of(st.none(), st.booleans()),
+    finish=st.sampled_from(["stop", "length", None, "content_filter"]))
 def test_nemo_parser_never_raises_and_decides_only_on_a_registered_word(
-        text: str, allowed: bool | None) -> None:
+        text: str, allowed: bool | None, finish: str | None) -> None:
+    from nemoguardrails.llm.output_parsers import is_content_safe
+
     reviewer = NemoSelfCheckReviewer(_Answers(None), SamplingConfig())  # type: ignore[arg-type]
-    outcome = reviewer.parse(NemoResponse(text=text, finish_reason="stop",
+    outcome = reviewer.parse(NemoResponse(text=text, finish_reason=finish,
                                           native_allowed=allowed))
+    recognised = recognised_word(text) is not None and bool(text.strip())
+    # NeMo's Boolean decides whenever NeMo recognised a word, a cut answer included
+    assert (outcome.status is OutcomeStatus.DECISION) is (
+        recognised and finish != "content_filter")
     if outcome.status is OutcomeStatus.DECISION:
-        assert recognised_word(text) is not None
+        native = bool(is_content_safe(text)[0]) if allowed is None else allowed
+        assert (outcome.decision is Decision.ALLOW) is native
     else:
         assert outcome.dispatch.value == "BLOCK"
