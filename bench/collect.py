@@ -12,8 +12,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "docs" / "benchmarks.md"
-ORDER = ["harness", "language", "native", "effects", "analysis", "inspect_overhead", "report",
-         "main_job"]
+ORDER = ["harness", "cli_start", "language", "native", "effects", "analysis", "inspect_overhead",
+         "report", "main_job"]
 
 HEADER = HERE / "benchmarks_header.md"
 

@@ -27,7 +27,18 @@ if TYPE_CHECKING:
     from authpairs.cases.dataset import Dataset
     from authpairs.cases.effect_params import DescriptorError, EffectParams, Identifier
     from authpairs.cases.effect_types import EFFECT_TYPES, EffectType
-    from authpairs.cases.models import Case, EffectDescriptor, PublicCase
+    from authpairs.cases.models import (
+        Case,
+        EffectDescriptor,
+        Evidence,
+        EvidenceDocument,
+        Label,
+        Policy,
+        PublicCase,
+        Reference,
+        Request,
+        Source,
+    )
     from authpairs.enforce.execute.context import ExecContext, ExecutionError
     from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS, EffectImplementation
     from authpairs.enforce.verify.base import Judgement, ResourceKey, Verifier, mismatch
@@ -40,6 +51,7 @@ if TYPE_CHECKING:
         EnforcementError,
         MissingDependencyError,
         ReviewerError,
+        TransportError,
     )
     from authpairs.registry import Entry, Registry, RegistryError, load_object
     from authpairs.review.guardrails.native import NativeInterface
@@ -75,9 +87,9 @@ _EXPORTS: dict[str, str] = {
     "ChatRequest": "authpairs.backends.base",
     "ChatResponse": "authpairs.backends.base",
     # cases, effect types and tracks
-    "Case": "authpairs.cases.models",
-    "PublicCase": "authpairs.cases.models",
-    "EffectDescriptor": "authpairs.cases.models",
+    **{name: "authpairs.cases.models" for name in (
+        "Case", "PublicCase", "Request", "Policy", "Evidence", "EvidenceDocument",
+        "EffectDescriptor", "Reference", "Label", "Source")},
     "Dataset": "authpairs.cases.dataset",
     "TrackLoader": "authpairs.tracks.registry",
     "EffectParams": "authpairs.cases.effect_params",
@@ -99,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "EnforcementError": "authpairs.errors",
     "MissingDependencyError": "authpairs.errors",
     "ReviewerError": "authpairs.errors",
+    "TransportError": "authpairs.errors",
     "RegistryError": "authpairs.registry",
     "DescriptorError": "authpairs.cases.effect_params",
     "ExecutionError": "authpairs.enforce.execute.context",
@@ -130,26 +143,34 @@ __all__ = [
     "EffectType",
     "EnforcementError",
     "Entry",
+    "Evidence",
+    "EvidenceDocument",
     "ExecContext",
     "ExecutionError",
     "GuardrailFactory",
     "Identifier",
     "Judgement",
+    "Label",
     "MissingDependencyError",
     "NativeInterface",
     "ObservationError",
+    "Policy",
     "PublicCase",
     "ReadChannel",
     "ReasonCode",
+    "Reference",
     "Registry",
     "RegistryError",
+    "Request",
     "ResourceKey",
     "ReviewInterface",
     "ReviewOutcome",
     "Reviewer",
     "ReviewerError",
     "SamplingConfig",
+    "Source",
     "TrackLoader",
+    "TransportError",
     "Verifier",
     "load_object",
     "mismatch",
