@@ -135,6 +135,9 @@ def test_no_registration_names_a_higher_layer() -> None:
     checked = 0
     for module, name in definitions:
         registry = getattr(importlib.import_module(module), name)
+        unplaced = [e for e in registry.entries()
+                    if e.origin == "built-in" and layer_of(e.registered_by) is None]
+        assert not unplaced, f"built-in {name} entries registered outside the layers: {unplaced}"
         components = {entry.name: registry.get(entry.name) for entry in registry.entries()
                       if entry.registered_by.startswith("authpairs.")}
         checked += len(components)
