@@ -9,6 +9,8 @@ description named in the interface's format card:
 * Granite Guardian 3.3: the cookbook's ``parse_response`` -- the *last* non-greedy, DOTALL match
   of ``<score>(.*?)</score>`` (tag names case-sensitive) in the stripped answer; the model card's
   score words ``yes`` (criterion met: BLOCK) and ``no`` (ALLOW), surrounding whitespace aside.
+  The repository's evaluation harness reads differently (the *first* tag, lower-cased, ``yes``
+  or ``no`` anywhere in it); authpairs must agree with both.
 * PolicyGuard-4B: the model card's output labels -- the whole answer is ``violation`` or
   ``no violation`` (``no-violation`` in the training objective); the paper's rule, the default,
   spells the second ``no_violation``.
@@ -58,6 +60,18 @@ def granite_vendor(text: str) -> Decision | None:
     if not scores:
         return None
     return {"yes": B, "no": A}.get(scores[-1].strip())
+
+
+_GRANITE_EVAL = re.compile(r"<score>\s*(.*?)\s*</score>", re.DOTALL)
+
+
+def granite_eval_vendor(text: str) -> Decision | None:
+    """Granite's evaluation harness: the first score tag, lower-cased, ``yes`` or ``no`` in it."""
+    scores = _GRANITE_EVAL.findall(text.strip())
+    if not scores:
+        return None
+    word = scores[0].strip().lower()
+    return B if "yes" in word else A if "no" in word else None
 
 
 def policyguard_card(text: str) -> Decision | None:
@@ -167,6 +181,8 @@ def test_qwen3guard_never_decides_unlike_qwens_regex(text: str, finish: str | No
 def test_granite_never_decides_unlike_the_cookbook_parser(text: str, finish: str | None) -> None:
     _differential(get_interface("granite-guardian"), "granite-guardian", granite_vendor, text,
                   finish)
+    _differential(get_interface("granite-guardian"), "granite-guardian", granite_eval_vendor,
+                  text, finish)
 
 
 @settings(max_examples=200, deadline=None)

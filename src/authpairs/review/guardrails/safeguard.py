@@ -7,6 +7,10 @@ to a raw prompt, which goes to the server's ``/v1/completions`` endpoint with sp
 in the output. The answer is parsed with Harmony's own parser: only the single **final**-channel
 message counts, and its whole content must be ``1`` (violation -> BLOCK) or ``0`` (no violation ->
 ALLOW). The analysis channel is never searched for a label; its tokens are recorded as reasoning.
+
+Harmony's own readers (``parse_messages_from_completion_tokens`` and the streaming parser) take
+the last final-channel message; authpairs is stricter -- one final message, last, addressed to no
+one -- and never decides where they would not (format card ``safeguard``).
 """
 
 from __future__ import annotations
