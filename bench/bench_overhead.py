@@ -44,7 +44,14 @@ TARGETS = {50.0: 1.10, 0.0: 1.25}  # authpairs / bare httpx, by stub latency in 
 
 
 def write_inputs(tmp: Path, n: int) -> tuple[Path, Path]:
-    """``n`` generated cases as JSONL, and the bodies authpairs sends for them (for the floor)."""
+    """``n`` generated cases as JSONL, and the bodies authpairs sends for them (for the floor),
+    written by a child process: a forked child's peak RSS starts from its parent's, so the
+    parent must not hold the cases."""
+    subprocess.run([sys.executable, __file__, "--write-inputs", str(tmp), str(n)], check=True)
+    return tmp / f"cases-{n}.jsonl", tmp / f"bodies-{n}.jsonl"
+
+
+def _write_inputs_here(tmp: Path, n: int) -> None:
     sys.path.insert(0, str(HERE))
     from bench_harness import generated_cases
 
@@ -61,7 +68,6 @@ def write_inputs(tmp: Path, n: int) -> tuple[Path, Path]:
     bodies.write_text("".join(
         json.dumps(build_payload("stub", interface.render(c.public), SamplingConfig(), {}))
         + "\n" for c in dataset))
-    return cases, bodies
 
 
 def start_stub(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
@@ -189,7 +195,11 @@ def main() -> None:
     parser.add_argument("--latencies", default="50,0")
     parser.add_argument("--memory", default="2000,20000,100000")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--write-inputs", nargs=2, metavar=("DIR", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_inputs:
+        _write_inputs_here(Path(args.write_inputs[0]), int(args.write_inputs[1]))
+        return
     latencies = [float(x) for x in args.latencies.split(",") if x]
     sizes = [int(x) for x in args.memory.split(",") if x]
     with tempfile.TemporaryDirectory() as name:

@@ -18,8 +18,8 @@ Rates over zero cases are ``None`` (shown as "n/a"), never 0.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from authpairs.review.outcome import Decision, OutcomeStatus
@@ -98,13 +98,47 @@ def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
         score.audit_failures += not record.effect.audit_ok
 
 
-def score_records(records: Iterable[CaseRecord]) -> Score:
-    """Score all records together."""
-    score, reasons = Score(), Counter[str]()
-    for record in records:
-        _add(score, record, reasons)
+class Tally:
+    """Scores records as they come, overall and grouped by ``attributes``, keeping none of the
+    records (a run of any length is scored in constant memory per group)."""
+
+    def __init__(self, attributes: Sequence[str] = ()) -> None:
+        self.attributes = tuple(attributes)
+        self._overall: tuple[Score, Counter[str]] = (Score(), Counter())
+        self._groups: dict[str, dict[str, tuple[Score, Counter[str]]]] = {
+            a: {} for a in self.attributes}
+
+    def add(self, record: CaseRecord) -> None:
+        """Count one record, overall and in its group for every attribute."""
+        _add(self._overall[0], record, self._overall[1])
+        for attribute, groups in self._groups.items():
+            key = group_key(record, attribute)
+            if key not in groups:
+                groups[key] = (Score(), Counter())
+            score, reasons = groups[key]
+            _add(score, record, reasons)
+
+    def overall(self) -> Score:
+        """The score of every record counted."""
+        return _finished(*self._overall)
+
+    def by(self, attribute: str) -> dict[str, Score]:
+        """The score of each group of ``attribute``, ordered by group key."""
+        return {key: _finished(*counted)
+                for key, counted in sorted(self._groups[attribute].items())}
+
+
+def _finished(score: Score, reasons: Counter[str]) -> Score:
     score.unavailable_by_reason = dict(sorted(reasons.items()))
     return score
+
+
+def score_records(records: Iterable[CaseRecord]) -> Score:
+    """Score all records together."""
+    tally = Tally()
+    for record in records:
+        tally.add(record)
+    return tally.overall()
 
 
 def group_key(record: CaseRecord, attribute: str) -> str:
@@ -116,7 +150,7 @@ def group_key(record: CaseRecord, attribute: str) -> str:
 
 def score_by(records: Iterable[CaseRecord], attribute: str) -> dict[str, Score]:
     """Score records grouped by ``attribute`` (family, domain, scenario, engine, ...)."""
-    groups: dict[str, list[CaseRecord]] = defaultdict(list)
+    tally = Tally([attribute])
     for record in records:
-        groups[group_key(record, attribute)].append(record)
-    return {key: score_records(group) for key, group in sorted(groups.items())}
+        tally.add(record)
+    return tally.by(attribute)

@@ -76,8 +76,9 @@ class OpenAIBackendConfig(BackendConfigBase):
     kind: Literal["openai"] = "openai"
     base_urls: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the API key.")
-    concurrency_per_endpoint: int = Field(default=4, ge=1,
-                                          description="Requests in flight per base URL.")
+    concurrency_per_endpoint: int | None = Field(
+        default=None, ge=1, description="At most this many requests in flight per base URL "
+        "(default: no cap; the run's concurrency is the number in flight).")
 
     factory: ClassVar[str] = "authpairs.backends.openai_http:OpenAIBackend.from_config"
 

@@ -60,16 +60,20 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     The header line states ``n recorded of N expected`` and lists missing case ids; a broken
     record chain is reported before the scores (run ``authpairs audit`` for the details).
     """
-    from authpairs.api import RecordStore, completeness, score_by, score_records, verify_chain
+    from authpairs.api import RecordStore, Tally, completeness, verify_chain
     from authpairs.report.tables import print_scores, write_scores
 
+    tally = Tally(by)  # one pass over the records, none of them kept
+    recorded: list[str] = []
     with RecordStore(records_path, readonly=True) as store:
         info = store.get_run(run_id)
         if info is None:
             raise RecordsError(f"{records_path}: no run '{run_id}'")
-        records = store.case_records(run_id)
+        for record in store.iter_case_records(run_id):
+            tally.add(record)
+            recorded.append(record.case_id)
         chain = verify_chain(store, run_id)
-    state = completeness(info, (r.case_id for r in records))
+    state = completeness(info, recorded)
     if not chain.ok:
         console.print(Text(f"warning: the records of run {run_id} fail the integrity check "
                            f"({len(chain.findings)} finding(s), first: {chain.findings[0]}); "
@@ -79,8 +83,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     from authpairs.report.reviewer_name import name_run
 
     console.print(Text(f"reviewer: {name_run(info.config).label}"))
-    overall = {"all": score_records(records)}
-    print_scores(console, escape(f"{run_id}: {len(records)} of {state.expected} cases"),
+    overall = {"all": tally.overall()}
+    print_scores(console, escape(f"{run_id}: {len(recorded)} of {state.expected} cases"),
                  overall, "cases")
     extra: dict[str, object] = {"expected": state.expected, "recorded": state.recorded,
                                 "complete": state.complete, "missing": list(state.missing),
@@ -88,7 +92,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     if out is not None:
         write_scores(out, "scores", overall, "cases", extra=extra)
     for attribute in by:
-        groups = score_by(records, attribute)
+        groups = tally.by(attribute)
         print_scores(console, escape(f"by {attribute}"), groups, escape(attribute))
         if out is not None:
             write_scores(out, f"scores_by_{attribute}", groups, attribute, extra=extra)
@@ -99,6 +103,8 @@ def print_run_summary(state: RunProgress) -> None:
     """What this invocation did, with the causes of infrastructure failures."""
     console.print(Text(f"run {state.run_id}: {state.total} cases, {state.already_done} already "
                        f"recorded, {state.completed_now} new"))
+    for note in state.notes:
+        console.print(Text(note))
     if state.recorded_elsewhere:
         console.print(Text(f"{state.recorded_elsewhere} cases were recorded meanwhile by "
                            "another process on the same run"))

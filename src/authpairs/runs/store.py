@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import socket
@@ -499,18 +500,21 @@ class RecordStore:
 
     def case_records(self, run_id: str) -> list[CaseRecord]:
         """All case records of a run, ordered by case id."""
+        return list(self.iter_case_records(run_id))
+
+    def iter_case_records(self, run_id: str) -> Iterator[CaseRecord]:
+        """The case records of a run one at a time, ordered by case id (a long run is read in
+        constant memory)."""
         rows = self._conn.execute(
             "SELECT case_id, record_json FROM case_records WHERE run_id=? ORDER BY case_id",
             (run_id,))
-        out = []
         for case_id, text in rows:
             try:
-                out.append(CaseRecord.model_validate_json(text))
+                yield CaseRecord.model_validate_json(text)
             except ValueError as exc:
                 raise RecordsError(f"{self.path}: run '{run_id}', case '{case_id}': unreadable "
                                    f"record ({str(exc).splitlines()[0]}); run 'authpairs audit'"
                                    ) from exc
-        return out
 
     def attempts(self, run_id: str, case_id: str | None = None) -> list[AttemptRecord]:
         """Attempts of a run (optionally of one case), in insertion order."""
@@ -529,14 +533,21 @@ class RecordStore:
             (run_id,))
         return {r[0]: AttemptRecord.model_validate_json(r[1]) for r in rows}
 
-    def chain_rows(self, run_id: str) -> list[dict[str, Any]]:
-        """Every chained entry of a run (case records and attempts) in chain order."""
-        out: list[dict[str, Any]] = []
-        for table, kind in (("case_records", "case"), ("attempts", "attempt")):
-            cur = self._conn.execute(f"SELECT * FROM {table} WHERE run_id=?", (run_id,))
+    def chain_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Every chained entry of a run (case records and attempts) in chain order, one at a
+        time. An entry whose position is not an integer (a tampered row) comes first."""
+        order = "ORDER BY CASE WHEN typeof(seq) = 'integer' THEN seq ELSE -1 END, rowid"
+
+        def rows(table: str, kind: str) -> Iterator[dict[str, Any]]:
+            cur = self._conn.cursor().execute(
+                f"SELECT * FROM {table} WHERE run_id=? {order}", (run_id,))
             names = [d[0] for d in cur.description]
-            out += [{"entry": kind, **dict(zip(names, r, strict=True))} for r in cur]
-        return sorted(out, key=lambda r: (r["seq"] if isinstance(r["seq"], int) else -1))
+            for row in cur:
+                yield {"entry": kind, **dict(zip(names, row, strict=True))}
+
+        yield from heapq.merge(
+            rows("case_records", "case"), rows("attempts", "attempt"),
+            key=lambda r: r["seq"] if isinstance(r["seq"], int) else -1)
 
 
 BaseModelLike = CaseRecord | AttemptRecord

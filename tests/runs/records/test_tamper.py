@@ -131,7 +131,7 @@ def test_header_edits_and_removed_entries_are_detected(store: RecordStore) -> No
                       (_other(header[column]), run)):
             findings = verify_chain(store, run).findings
         assert any(f.record == "run header" for f in findings), column
-    last = store.chain_rows(run)[-1]
+    last = list(store.chain_rows(run))[-1]
     with tampered(store, "DELETE FROM attempts WHERE id=?", (last["id"],)):
         findings = verify_chain(store, run).findings
     assert any(f.check == "chain-head" for f in findings)
@@ -144,7 +144,7 @@ def _forge(store: RecordStore, run: str) -> None:
     assert header is not None
     genesis = header_sha256(header)
     head = link(genesis, GENESIS_KIND, genesis)
-    for n, row in enumerate(store.chain_rows(run), start=1):
+    for n, row in enumerate(list(store.chain_rows(run)), start=1):
         content = text_sha256(str(row["record_json"]))
         head = link(head, str(row["entry"]), content)
         table = "case_records" if row["entry"] == "case" else "attempts"
@@ -159,7 +159,7 @@ def _forge(store: RecordStore, run: str) -> None:
 def test_a_forged_decision_with_recomputed_hashes_fails_the_audit(store: RecordStore,
                                                                    run: str) -> None:
     conn = store.connection
-    for row in [r for r in store.chain_rows(run) if r["entry"] == "case"]:
+    for row in [r for r in list(store.chain_rows(run)) if r["entry"] == "case"]:
         record = CaseRecord.model_validate_json(str(row["record_json"]))
         flipped = "BLOCK" if record.dispatch.value == "ALLOW" else "ALLOW"
         forged = record.model_copy(update={
