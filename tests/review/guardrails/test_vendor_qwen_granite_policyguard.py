@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from authpairs.backends.base import ChatResponse
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ReviewerError
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode
+from authpairs.runs.api import run_async
+from authpairs.runs.config import RunConfig
+from authpairs.runs.store import RecordStore
 
 A, B = Decision.ALLOW, Decision.BLOCK
 Oracle = Callable[[str], Decision | None]
@@ -254,3 +258,31 @@ def test_policyguard_label_sets_share_one_prompt(examples: Dataset) -> None:
     paper = get_interface("policyguard").render(case)
     card = get_interface("policyguard", {"labels": "card"}).render(case)
     assert paper.sha256() == card.sha256()
+
+
+def card_spelling(request: ChatRequest) -> str:
+    """A scripted PolicyGuard that answers in the model card's spelling."""
+    assert "Trajectory:" in request.messages[-1]["content"]
+    return "no violation"
+
+
+@pytest.mark.parametrize(("options", "decided"), [({"labels": "card"}, True), ({}, False)])
+async def test_a_run_takes_the_label_set_from_interface_options(
+        tmp_path: Path, options: dict[str, str], decided: bool) -> None:
+    config = RunConfig.model_validate({
+        "dataset": "examples", "split": "all", "limit": 2, "enforce": False,
+        "records": str(tmp_path / "runs.sqlite"), "concurrency": 1,
+        "reviewer": {"interface": "policyguard", "interface_options": options,
+                     "backend": {"kind": "scripted", "script": f"{__name__}:card_spelling"},
+                     "sampling": {"max_tokens": 4}}})
+    state = await run_async(config, progress=False)
+    with RecordStore(tmp_path / "runs.sqlite") as store:
+        records = store.case_records(state.run_id)
+        info = store.get_run(state.run_id)
+    assert len(records) == 2 and info is not None
+    assert info.config["resolved"]["reviewer"]["interface_options"] == options
+    for record in records:
+        if decided:
+            assert record.status == "decision" and record.decision == "ALLOW", record
+        else:
+            assert record.status == "unavailable" and record.reason_code == "no_label", record
