@@ -234,3 +234,20 @@ def test_the_cli_contract_forbids_reaching_past_the_api() -> None:
     assert contract["type"] == "forbidden"
     assert {"authpairs.runs", "authpairs.analysis", "authpairs.tracks"} <= set(
         contract["forbidden_modules"])
+
+
+def test_register_functions_record_the_plugin_as_registrant(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """A registration through authpairs.plugins is attributed to the plugin, not the helper."""
+    from authpairs.plugins import GUARDRAILS, Decision, GuardrailFactory, register_guardrail
+
+    monkeypatch.setattr(GUARDRAILS, "_lazy", dict(GUARDRAILS._lazy))
+    monkeypatch.setattr(GUARDRAILS, "_loaded", dict(GUARDRAILS._loaded))
+
+    def always_allow(case: object) -> Decision:
+        return Decision.ALLOW
+
+    register_guardrail("toy-guard", always_allow)
+    entry = next(e for e in GUARDRAILS.entries() if e.name == "toy-guard")
+    assert entry.registered_by == __name__
+    assert isinstance(GUARDRAILS.get("toy-guard"), GuardrailFactory)
