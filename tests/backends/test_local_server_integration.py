@@ -17,7 +17,7 @@ from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig
 from authpairs.runs.store import RecordStore
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 async def test_schema_review_on_the_real_local_server(records_path: Path) -> None:
