@@ -33,11 +33,13 @@ CASE = PublicCase(
 @pytest.mark.parametrize("name", interface_names())
 def test_every_public_field_is_rendered(name: str) -> None:
     request = get_interface(name).render(CASE)
-    # Chat messages, a raw completion prompt, and request options (e.g. Granite's criteria).
+    # Chat messages, a raw completion prompt, and request options (Granite's criteria,
+    # Nemotron content safety's custom policy).
+    kwargs = [v for v in (request.options or {}).values() if isinstance(v, dict)]
     text = "\n".join([*(m["content"] for m in request.messages), request.prompt or "",
-                      *(v["guardian_config"]["custom_criteria"]
-                        for v in (request.options or {}).values()
-                        if isinstance(v, dict) and "guardian_config" in v)])
+                      *(v["guardian_config"]["custom_criteria"] for v in kwargs
+                        if "guardian_config" in v),
+                      *(v["custom_policy"] for v in kwargs if "custom_policy" in v)])
     for fragment in ["permit(principal, action, resource);", "entity User;", "user:anne",
                      "can_view", "doc:1", '"amount": 75', "2026-01-01T00:00:00Z", "audit",
                      "Anne is on the team.", "issued by HR", '{"mfa": true}',
