@@ -2,8 +2,9 @@
 
 An :class:`Enforcer` receives *only* the case id (public source id), the public effect descriptor
 and the dispatch decision -- never the reference label -- and returns an
-:class:`~authpairs.enforce.records.EffectRecord`. The run orchestrator opens it as a context manager
-for the whole run (a sandbox per run) and calls :meth:`Enforcer.enforce` once per case.
+:class:`~authpairs.enforce.effect_record.EffectRecord`. The run orchestrator opens it as a
+context manager for the whole run (a sandbox per run) and calls :meth:`Enforcer.enforce` once per
+case.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from authpairs.cases.models import EffectDescriptor
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Dispatch
 
 

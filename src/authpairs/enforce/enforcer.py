@@ -28,9 +28,9 @@ from authpairs.cases.effect_params import DescriptorError
 from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import EffectDescriptor
 from authpairs.enforce import layout
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.enforce.execute.context import ExecContext, ExecuteFn, ExecutionError
 from authpairs.enforce.implementations import implementation
-from authpairs.enforce.records import EffectRecord
 from authpairs.enforce.safepath import ContainmentError
 from authpairs.enforce.sandbox import Sandbox
 from authpairs.enforce.verify.base import Verifier

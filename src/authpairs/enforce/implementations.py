@@ -77,12 +77,14 @@ _E = "authpairs.enforce"
 _BUILT_IN: tuple[tuple[str, str, str], ...] = (
     ("ledger_transfer", "ledger:execute_ledger_transfer", "ledger:LedgerVerifier"),
     ("order_creation", "orders:execute_order_creation", "orders:OrderVerifier"),
-    ("record_update", "records:execute_record_update", "records:RecordVerifier"),
+    ("record_update", "record_update:execute_record_update",
+     "record_update:RecordVerifier"),
     ("byte_delivery", "delivery:execute_byte_delivery", "delivery:DeliveryVerifier"),
     ("deployment", "deployment:execute_deployment", "deployment:DeploymentVerifier"),
     ("document_signing", "signing:execute_document_signing", "signing:SigningVerifier"),
     ("reservation", "reservation:execute_reservation", "reservation:ReservationVerifier"),
-    ("analysis_inclusion", "analysis:execute_analysis_inclusion", "analysis:AnalysisVerifier"),
+    ("analysis_inclusion", "analysis_inclusion:execute_analysis_inclusion",
+     "analysis_inclusion:AnalysisVerifier"),
     ("download_delivery", "download:execute_download_delivery", "download:DownloadVerifier"),
 )
 for _name, _executor, _verifier in _BUILT_IN:

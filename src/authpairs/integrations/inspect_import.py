@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.integrations.inspect_requests import (
     InspectInputError,
     chat_request_of,

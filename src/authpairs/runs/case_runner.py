@@ -30,7 +30,7 @@ from collections.abc import Callable
 from authpairs.backends.base import ChatRequest, ChatResponse, TransportError, deadline_message
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Dispatch
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.reviewed import Attempt, Review, safe_parse

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from authpairs.backends.base import ChatResponse
 from authpairs.cases.canonical import canonical_ascii_json
 from authpairs.cases.models import Case
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 
 __all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import Case
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.runs.records import AttemptRecord, CaseRecord
 

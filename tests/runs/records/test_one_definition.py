@@ -11,7 +11,7 @@ from authpairs.analysis.compose import compose_all
 from authpairs.analysis.cost import condition_from_records
 from authpairs.analysis.gate import run_gate
 from authpairs.analysis.scoring import score_records
-from authpairs.enforce.records import EffectRecord
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
