@@ -203,7 +203,7 @@ class OpenAIBackend:
         pool = (None if concurrency_per_endpoint is None
                 else concurrency_per_endpoint * len(self._endpoints))
         # Plain-HTTP endpoints only (local servers) and no redirects followed: no TLS connection
-        # can be made, so no certificate store is loaded (that takes 20-40 ms).
+        # can be made, so no certificate store is loaded (a noticeable part of start-up).
         tls = any(e.urls["chat/completions"].scheme != "http" for e in self._endpoints)
         self._client = httpx.AsyncClient(
             headers=headers, transport=transport, timeout=httpx.Timeout(deadline_s),
