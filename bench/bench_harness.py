@@ -75,10 +75,8 @@ def child(interface: str, with_records: bool, n: int) -> dict[str, float]:
                 reviewer.parse(asyncio.run(reviewer.answer(request)))
             elapsed = time.perf_counter() - started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the records process, if any
     return {"seconds": elapsed, "cases_per_s": n / elapsed, "peak_rss_mib": peak_mib,
-            "cpu_s": time.process_time() + children.ru_utime + children.ru_stime,
-            "records_rss_mib": children.ru_maxrss / 1024}
+            "cpu_s": time.process_time()}
 
 
 def main() -> None:
@@ -105,19 +103,16 @@ def main() -> None:
     lines = [f"### Harness overhead ({datetime.now(UTC):%Y-%m-%d}, {args.cases} generated cases, "
              f"best of {args.repeat}, scripted backend)", "",
              "| variant | cases/s | ratio to render+parse only | target 500 cases/s | peak RSS | "
-             "CPU time, all processes |",
+             "CPU time |",
              "|---|---|---|---|---|---|"]
     for name, result in best.items():
-        records = result.get("records_rss_mib", 0.0)
-        rss = f"{result['peak_rss_mib']:.0f} MiB" + (f" + {records:.0f} MiB records process"
-                                                     if records else "")
+        rss = f"{result['peak_rss_mib']:.0f} MiB"
         lines.append(f"| {name} | {result['cases_per_s']:.0f} | "
                      f"{result['cases_per_s'] / reference:.2f} | "
                      f"{result['cases_per_s'] / 500:.1f}x | {rss} | "
                      f"{result.get('cpu_s', 0.0):.2f} s |")
-    lines += ["", "Runs of 500+ cases hand their records to a records process (hashing, records, "
-              "SQLite on the other core): cases/s is the run's wall time; the CPU time counts "
-              "both processes (including start-up and imports)."]
+    lines += ["", "cases/s is the run's wall time in one process (render, hash, parse, records "
+              "in batched SQLite transactions); the CPU time includes start-up and imports."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
