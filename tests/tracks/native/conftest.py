@@ -19,5 +19,7 @@ CEDAR_BAD = FIXTURES / "cedar" / "bad"
 def staged_sources() -> Path:
     """The staged upstream sources: ``../shared/sources`` beside the repository root."""
     path = repo_root().parent / "shared" / "sources"
-    assert path.is_dir(), f"staged sources missing at {path}"
+    if not path.is_dir():
+        pytest.skip(f"the staged OpenFGA and Cedar sources are not at {path} (a checkout outside "
+                    "this workplace: fetch them with `authpairs data fetch-sources`)")
     return path
