@@ -1,16 +1,22 @@
 """Audit a stored run: is the archive intact, and does every stored result follow from it?
 
 :func:`verify_chain` (cheap, records only) recomputes the header hash, every entry's SHA-256 over
-its stored text, every chain link and the head in the run header, and checks that each row's
-indexed columns agree with its stored record. :func:`audit_run` adds, with the dataset and
-templates in hand:
+its stored text, every chain link, the head and length in the run header and (schema version 3)
+the header's seal over them, and checks that each row's indexed columns agree with its stored
+record. :func:`audit_run` adds, with the dataset and templates in hand:
 
+* completeness: every case the run header expects has a record (a missing case is a finding
+  unless ``allow_incomplete``), and no record is of a case it does not expect;
 * the configuration hash (recomputed from the stored resolved configuration), the dataset
   manifest hash, the expected case ids and the template hashes;
-* every reviewer input: the case is rendered again with the recorded interface and its SHA-256
-  compared with the recorded one, and the reference label compared with the dataset's;
-* every decision: the stored raw output is parsed again with the recorded interface and the
-  status, decision, reason code and dispatch compared with the case record;
+* every reviewer input: the case is rendered again by the reviewer that ran, rebuilt from the
+  stored configuration without its model (:func:`authpairs.runs.reviewers.rebuilt_reviewer`:
+  the interface with its options, a native or registered guardrail with its options, a Python
+  callable, an HTTP service, NeMo), and its SHA-256 compared with the recorded one, and the
+  reference label compared with the dataset's;
+* every decision: the stored raw output (text, reasoning and finish reason) is parsed again by
+  that reviewer's parser, nothing is called, and the status, decision, reason code and dispatch
+  compared with the case record;
 * every enforced effect: the verifier's judgement is re-run on the stored before/after
   observations and compared with the recorded judgement, ``verified`` and ``audit_ok``.
 
@@ -32,12 +38,13 @@ from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import PublicCase
 from authpairs.enforce.implementations import implementation
 from authpairs.errors import AuthpairsError
-from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import Decision, Dispatch, ReviewOutcome
-from authpairs.review.reviewers import BaselineReviewer
-from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
+from authpairs.review.reviewers import BaselineReviewer, Reviewer
+from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig
 from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
+from authpairs.runs.reviewed import safe_parse
+from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore, header_sha256
 
 _COLUMNS = {"case": ("case_id", "input_sha256", "status", "decision", "dispatch", "label"),
@@ -65,6 +72,10 @@ class AuditReport:
     findings: list[Finding] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    schema_version: int = 3
+    """The records file's schema version; version 2 headers have no seal to check."""
+    missing: list[str] = field(default_factory=list)
+    """Expected case ids without a record (findings too, unless the audit allowed them)."""
 
     @property
     def ok(self) -> bool:
@@ -82,7 +93,8 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         """Plain data."""
         return {"run_id": self.run_id, "ok": self.ok, "checked": self.checked,
-                "skipped": self.skipped,
+                "skipped": self.skipped, "schema_version": self.schema_version,
+                "missing": self.missing,
                 "findings": [f.__dict__ for f in self.findings]}
 
 
@@ -120,7 +132,7 @@ def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
 
 def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
     """Recompute the run's hash chain and check every row against its stored record."""
-    report = AuditReport(run_id)
+    report = AuditReport(run_id, schema_version=store.schema_version)
     header = store.run_row(run_id)
     if header is None:
         report.add("run header", "chain", "no such run")
@@ -153,7 +165,22 @@ def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
                    f"header holds {header.get('chain_length')} entries ending in "
                    f"{str(header.get('chain_head'))[:12]}, the records give {length} ending "
                    f"in {head[:12]} (entries added or removed)")
+    if store.schema_version >= 3:
+        report.count("header seal")
+        if header.get("seal_sha256") != seal(expected_header, str(header.get("chain_head")),
+                                              _int(header.get("chain_length"))):
+            report.add("run header", "header-seal",
+                       "the header's seal does not cover its chain head and length (the head "
+                       "or length was moved, e.g. entries removed from the end)")
     return report
+
+
+def _int(value: object) -> int:
+    """A stored integer column, or -1 when a tampered row holds something else."""
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return -1
 
 
 def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, AttemptRecord]:
@@ -188,10 +215,36 @@ def recheck_decisions(report: AuditReport, records: list[CaseRecord],
             report.add(name, "raw-output", "formal attempt was made for another input")
         response = ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
                                 finish_reason=attempt.finish_reason)
-        problem = _same_outcome(record, parse(response))
+        problem = _same_outcome(record, safe_parse(_Parse(parse), response))
         report.count("decisions re-parsed")
         if problem:
             report.add(name, "re-parse", problem)
+
+
+@dataclass(frozen=True)
+class _Parse:
+    """A parse function as a :class:`~authpairs.runs.reviewed.Parser`."""
+
+    parse: Callable[[ChatResponse], ReviewOutcome]
+
+
+def recheck_completeness(report: AuditReport, expected: list[str], recorded: list[str], *,
+                         allow_incomplete: bool = False) -> None:
+    """Every case the header expects has a record, and every record is of an expected case.
+
+    A missing case is a finding (named), unless ``allow_incomplete``; it is listed in
+    :attr:`AuditReport.missing` either way."""
+    expected_ids, recorded_ids = set(expected), set(recorded)
+    report.count("expected cases", len(expected_ids))
+    report.missing = sorted(expected_ids - recorded_ids)
+    if not allow_incomplete:
+        for case_id in report.missing:
+            report.add(f"case '{case_id}'", "missing-case",
+                       "expected by the run header, but has no case record (run incomplete "
+                       "or truncated)")
+    for case_id in sorted(recorded_ids - expected_ids):
+        report.add(f"case record '{case_id}'", "unexpected-case",
+                   "not among the case ids the run header expects")
 
 
 def recheck_effects(report: AuditReport, records: list[CaseRecord], dataset: Dataset) -> None:
@@ -260,12 +313,15 @@ def baseline_parser(name: str) -> Callable[[ChatResponse], ReviewOutcome]:
 
 
 def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
-              load_dataset: Callable[[RunConfig], Dataset] | None = None) -> AuditReport:
+              load_dataset: Callable[[RunConfig], Dataset] | None = None,
+              allow_incomplete: bool = False) -> AuditReport:
     """The full audit of one run (see the module docstring).
 
     ``dataset`` is the dataset in hand; without it, ``load_dataset`` builds it from the stored
     configuration (the ``run`` command's own loader by default). Checks that need something
-    unavailable are listed in :attr:`AuditReport.skipped`, never silently passed.
+    unavailable are listed in :attr:`AuditReport.skipped`, never silently passed. Missing cases
+    are findings unless ``allow_incomplete`` (then only listed in :attr:`AuditReport.missing`).
+    Every run is audited by the same rules, whichever command recorded it.
     """
     report = verify_chain(store, run_id)
     info = store.get_run(run_id)
@@ -285,16 +341,18 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
     except AuthpairsError as exc:
         report.add("case records", "stored-text", str(exc))
         return report
+    recheck_completeness(report, list(info.expected_case_ids), [r.case_id for r in records],
+                         allow_incomplete=allow_incomplete)
     attempts = _formal_attempts(store, run_id)
-    baseline = config.reviewer.baseline
-    render: Callable[[PublicCase], ChatRequest]
-    if baseline:
-        parse = baseline_parser(baseline)
-        render = BaselineReviewer(baseline).render
-        templates: dict[str, str] = {}
-    else:
-        interface = get_interface(config.reviewer.interface)
-        parse, render, templates = interface.parse, interface.render, interface.template_hashes()
+    try:
+        reviewer: Reviewer = rebuilt_reviewer(config.reviewer)
+    except AuthpairsError as exc:
+        report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
+                              f"cannot be rebuilt here: {exc}")
+        return report
+    render: Callable[[PublicCase], ChatRequest] = reviewer.render
+    parse: Callable[[ChatResponse], ReviewOutcome] = reviewer.parse
+    templates = reviewer.template_hashes()
     if templates != info.template_sha256:
         changed = sorted(k for k in set(templates) | set(info.template_sha256)
                          if templates.get(k) != info.template_sha256.get(k))
@@ -327,6 +385,7 @@ __all__ = [
     "Finding",
     "audit_run",
     "baseline_parser",
+    "recheck_completeness",
     "recheck_decisions",
     "recheck_effects",
     "recheck_inputs",

@@ -3,7 +3,9 @@ kind and the SHA-256 of the entry's stored text, so changing, removing, reorderi
 any entry changes every later link and the head kept in the run header.
 
 The chain starts from the SHA-256 of the run header's stored columns (``GENESIS_KIND``), so the
-header is covered too.
+header is covered too. The header's *seal* (:func:`seal`, schema version 3) hashes that header
+hash with the chain head and length, so moving the head back (dropping the last entries) without
+also recomputing the seal is detected.
 """
 
 from __future__ import annotations
@@ -21,3 +23,8 @@ def text_sha256(text: str) -> str:
 def link(previous: str, kind: str, content_sha256: str) -> str:
     """The next chain link after ``previous`` for an entry of ``kind`` with ``content_sha256``."""
     return hashlib.sha256(f"{previous}\n{kind}\n{content_sha256}".encode()).hexdigest()
+
+
+def seal(header_sha256: str, head: str, length: int) -> str:
+    """The run header's seal: SHA-256 over its header hash, chain head and chain length."""
+    return hashlib.sha256(f"{header_sha256}\nseal\n{head}\n{int(length)}".encode()).hexdigest()

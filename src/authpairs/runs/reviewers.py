@@ -2,7 +2,8 @@
 
 Order: a baseline; else a guardrail (registered name or ``module:attribute``), given the backend
 when it needs one; else an interface over the backend. Backends and reviewers that hold
-connections are entered into ``stack`` so they are always closed.
+connections are entered into ``stack`` so they are always closed. :func:`rebuilt_reviewer`
+builds the same reviewer without its model, for re-parsing stored outputs.
 """
 
 from __future__ import annotations
@@ -10,12 +11,65 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any
 
+from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.config import SamplingConfig
 from authpairs.backends.factory import make_backend
-from authpairs.errors import ReviewerError
+from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.guardrails.registry import resolve_guardrail
 from authpairs.review.interfaces import get_interface
 from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
 from authpairs.runs.config import ReviewerConfig
+
+
+class NoModel:
+    """A backend stand-in for a reviewer rebuilt to render and parse only (an audit re-parsing
+    stored outputs): it is never entered for a model and refuses every call."""
+
+    name = "no-model"
+
+    async def __aenter__(self) -> NoModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """Refuse: a rebuilt reviewer renders and parses, it never asks a model."""
+        raise BackendError("this reviewer was rebuilt to re-parse stored outputs; it calls no "
+                           "model")
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for a record (never stored: nothing is run with it)."""
+        return {"kind": self.name}
+
+
+def _build_guardrail(config: ReviewerConfig, backend: Any) -> Any:
+    """The guardrail reviewer ``config`` names, built by its factory with ``backend``."""
+    assert config.guardrail is not None
+    factory = resolve_guardrail(config.guardrail)
+    try:
+        return factory.build(config.guardrail, dict(config.guardrail_options), backend,
+                             config.sampling)
+    except ReviewerError:
+        raise
+    except Exception as exc:
+        raise ReviewerError(f"guardrail '{config.guardrail}' could not be built: "
+                            f"{type(exc).__name__}: {exc}") from exc
+
+
+def rebuilt_reviewer(config: ReviewerConfig) -> Reviewer:
+    """The reviewer ``config`` describes, built as :func:`make_reviewer` builds it but without
+    a model backend (:class:`NoModel` where the guardrail needs one): its ``render``, ``parse``
+    and ``template_hashes`` are the run's, and it calls nothing. A guardrail that holds
+    connections (``__aenter__``) is never entered, so none are opened."""
+    if config.baseline:
+        return BaselineReviewer(config.baseline)
+    if config.guardrail:
+        needs = resolve_guardrail(config.guardrail).needs_backend
+        built: Reviewer = _build_guardrail(config, NoModel() if needs else None)
+        return built
+    return ModelReviewer(get_interface(config.interface, config.interface_options), NoModel(),
+                         config.sampling)
 
 
 async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Reviewer:
@@ -23,18 +77,10 @@ async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Review
     if config.baseline:
         return BaselineReviewer(config.baseline)
     if config.guardrail:
-        factory = resolve_guardrail(config.guardrail)
         backend = None
-        if factory.needs_backend:
+        if resolve_guardrail(config.guardrail).needs_backend:
             backend = await stack.enter_async_context(make_backend(config.backend))
-        try:
-            reviewer: Any = factory.build(config.guardrail, dict(config.guardrail_options),
-                                          backend, config.sampling)
-        except ReviewerError:
-            raise
-        except Exception as exc:
-            raise ReviewerError(f"guardrail '{config.guardrail}' could not be built: "
-                                f"{type(exc).__name__}: {exc}") from exc
+        reviewer: Any = _build_guardrail(config, backend)
         if hasattr(reviewer, "__aenter__"):
             reviewer = await stack.enter_async_context(reviewer)
         built: Reviewer = reviewer

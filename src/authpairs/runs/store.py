@@ -6,10 +6,13 @@
   the same run -- each case is *claimed* (:meth:`RecordStore.claim`) before it is reviewed, so no
   case is reviewed twice, and a claim of a dead process or past its lease is taken over.
 * **Tamper-evident**: every case record and attempt is stored as canonical text with its SHA-256,
-  chained per run (:mod:`authpairs.runs.chain`); the run header holds the chain head.
-* **Versioned**: the schema version is the file's ``PRAGMA user_version``; an older or newer file
-  is refused with a clear message. Reading never creates or changes a file (``readonly=True``
-  opens it with ``mode=ro``, and as immutable when the file or its folder is not writable).
+  chained per run (:mod:`authpairs.runs.chain`); the run header holds the chain head and length
+  and a seal over both (schema version 3).
+* **Versioned**: the schema version is the file's ``PRAGMA user_version``; a version 2 file is
+  read as it is (its header has no seal) and migrated when it is opened for writing; an older or
+  newer file is refused with a clear message. Reading never creates or changes a file
+  (``readonly=True`` opens it with ``mode=ro``, and as immutable when the file or its folder is
+  not writable).
 """
 
 from __future__ import annotations
@@ -28,14 +31,19 @@ from urllib.parse import quote
 
 from authpairs.errors import RecordsError
 from authpairs.processes import pid_alive
-from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
+from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
 
-SCHEMA_VERSION = 2
-"""Version of the records schema this code reads and writes (``PRAGMA user_version``).
+SCHEMA_VERSION = 3
+"""Version of the records schema this code writes (``PRAGMA user_version``).
 
-1 (stored as 0): the unversioned files before issue 11 (no hashes, no expected case ids).
-2: SHA-256 chain per run, expected case ids in the run header, per-case claims."""
+1 (stored as 0): the unversioned files before hash chains (no hashes, no expected case ids).
+2: SHA-256 chain per run, expected case ids in the run header, per-case claims.
+3: the run header's ``seal_sha256`` covers its header hash, chain head and chain length."""
+
+READABLE_VERSIONS = (2, 3)
+"""Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
+for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
 
 _TABLES = (
     """CREATE TABLE runs (
@@ -50,7 +58,8 @@ _TABLES = (
     expected_json TEXT NOT NULL,
     header_sha256 TEXT NOT NULL,
     chain_head TEXT NOT NULL,
-    chain_length INTEGER NOT NULL
+    chain_length INTEGER NOT NULL,
+    seal_sha256 TEXT NOT NULL
 )""",
     """CREATE TABLE case_records (
     run_id TEXT NOT NULL REFERENCES runs(run_id),
@@ -110,6 +119,17 @@ class RecordsVersionError(RecordsError):
     """The records file was written by an older or newer schema version."""
 
 
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    """Add the header seal to a version 2 file: each run's seal over its stored header hash,
+    chain head and length (inside the caller's transaction)."""
+    conn.execute("ALTER TABLE runs ADD COLUMN seal_sha256 TEXT NOT NULL DEFAULT ''")
+    rows = conn.execute("SELECT run_id, header_sha256, chain_head, chain_length FROM runs")
+    conn.executemany("UPDATE runs SET seal_sha256=? WHERE run_id=?",
+                     [(seal(str(h), str(head), int(n)), run_id)
+                      for run_id, h, head, n in rows.fetchall()])
+    conn.execute("PRAGMA user_version=3")
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
@@ -165,6 +185,8 @@ class RecordStore:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        self.schema_version = SCHEMA_VERSION
+        """The file's schema version (2 for an old file read as it is)."""
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}:{time.time_ns()}"
         try:
             self._conn = self._connect()
@@ -206,6 +228,7 @@ class RecordStore:
         if self.readonly:
             version, tables = inspect()
             self._check_version(version, tables)
+            self.schema_version = version
             return
 
         def create() -> None:
@@ -217,18 +240,21 @@ class RecordStore:
                     self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                     return
                 self._check_version(version, tables)
+                if version == 2:
+                    _migrate_2_to_3(self._conn)
 
         _patiently(create, f"{self.path}: preparing the records file")
 
     def _check_version(self, version: int, tables: set[str]) -> None:
-        if version == SCHEMA_VERSION and "runs" in tables:
+        if version in READABLE_VERSIONS and "runs" in tables:
             return
         if version == 0 and not tables:
             raise RecordsError(f"{self.path}: empty file, not a records file")
         if version == 0:
             raise RecordsVersionError(
                 f"{self.path}: records schema version 1 (unversioned, before hash chains); this "
-                f"authpairs reads version {SCHEMA_VERSION}. Re-run the runs into a new records "
+                f"authpairs reads version {READABLE_VERSIONS[0]} and later (up to "
+                f"{SCHEMA_VERSION}). Re-run the runs into a new records "
                 "file, or read this one with the authpairs release that wrote it")
         if version > SCHEMA_VERSION:
             raise RecordsVersionError(
@@ -284,10 +310,12 @@ class RecordStore:
 
         def insert() -> None:
             with self.transaction() as conn:
+                genesis = link(head, GENESIS_KIND, head)
                 conn.execute(
-                    "INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (*(row[c] for c in _HEADER_COLUMNS), head,
-                     link(head, GENESIS_KIND, head), 0))
+                    f"INSERT OR IGNORE INTO runs ({', '.join(_HEADER_COLUMNS)}, header_sha256, "
+                    "chain_head, chain_length, seal_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*(row[c] for c in _HEADER_COLUMNS), head, genesis, 0,
+                     seal(head, genesis, 0)))
 
         _patiently(insert, f"{self.path}: writing the header of run '{info.run_id}'")
         existing = self.get_run(info.run_id)
@@ -404,11 +432,11 @@ class RecordStore:
     def _append(self, conn: sqlite3.Connection, run_id: str,
                 entries: list[tuple[str, BaseModelLike]]) -> None:
         """Append entries to the run's chain inside the caller's transaction."""
-        row = conn.execute("SELECT chain_head, chain_length FROM runs WHERE run_id=?",
-                           (run_id,)).fetchone()
+        row = conn.execute("SELECT chain_head, chain_length, header_sha256 FROM runs "
+                           "WHERE run_id=?", (run_id,)).fetchone()
         if row is None:
             raise RecordStoreError(f"{self.path}: no run '{run_id}' (open it first)")
-        head, length = str(row[0]), int(row[1])
+        head, length, header = str(row[0]), int(row[1]), str(row[2])
         cases: list[tuple[object, ...]] = []
         attempts: list[tuple[object, ...]] = []
         for kind, record in entries:
@@ -432,8 +460,8 @@ class RecordStore:
             "INSERT INTO attempts (run_id, case_id, attempt_no, kind, input_sha256, "
             "record_json, seq, content_sha256, chain_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
             attempts)
-        conn.execute("UPDATE runs SET chain_head=?, chain_length=? WHERE run_id=?",
-                     (head, length, run_id))
+        conn.execute("UPDATE runs SET chain_head=?, chain_length=?, seal_sha256=? WHERE run_id=?",
+                     (head, length, seal(header, head, length), run_id))
 
     @staticmethod
     def _recorded(conn: sqlite3.Connection,

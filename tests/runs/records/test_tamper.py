@@ -20,7 +20,7 @@ import pytest
 
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.audit import audit_run, verify_chain
-from authpairs.runs.chain import GENESIS_KIND, link, text_sha256
+from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.records import CaseRecord, stored_json
 from authpairs.runs.store import RecordStore, header_sha256
 from tests.runs.records.fixtures.make import RECORDS, RUNS
@@ -31,7 +31,7 @@ ATTEMPT_FIELDS = ("case_id", "attempt_no", "kind", "input_sha256", "seq", "conte
                   "chain_sha256")
 HEADER_FIELDS = ("created_at", "config_json", "config_sha256", "manifest_json",
                  "manifest_sha256", "template_json", "versions_json", "expected_json",
-                 "header_sha256", "chain_head", "chain_length")
+                 "header_sha256", "chain_head", "chain_length", "seal_sha256")
 
 
 @pytest.fixture
@@ -138,7 +138,8 @@ def test_header_edits_and_removed_entries_are_detected(store: RecordStore) -> No
 
 
 def _forge(store: RecordStore, run: str) -> None:
-    """Recompute every hash, link and the head, as a forger with write access would."""
+    """Recompute every hash, link, the head and the header's seal, as a forger with write access
+    would."""
     conn = store.connection
     header = store.run_row(run)
     assert header is not None
@@ -151,8 +152,8 @@ def _forge(store: RecordStore, run: str) -> None:
         where, key = _key(table, row)
         conn.execute(f"UPDATE {table} SET seq=?, content_sha256=?, chain_sha256=? WHERE {where}",
                      (n, content, head, *key))
-    conn.execute("UPDATE runs SET header_sha256=?, chain_head=?, chain_length=? WHERE run_id=?",
-                 (genesis, head, n, run))
+    conn.execute("UPDATE runs SET header_sha256=?, chain_head=?, chain_length=?, seal_sha256=? "
+                 "WHERE run_id=?", (genesis, head, n, seal(genesis, head, n), run))
 
 
 @pytest.mark.parametrize("run", RUNS)
