@@ -2,11 +2,23 @@
 
 A configuration is a YAML file (or a dict) naming components and their arguments. The *resolved*
 configuration (defaults filled in) is stored with every run together with its SHA-256.
+
+Two ways to say what is not given, as on the command line:
+
+* ``RunConfig(...)`` in Python (and ``authpairs.run({...})``) starts from the **main job**
+  (:data:`~authpairs.runs.main_job.MAIN_JOB`, ``configs/local-smollm2.yaml``), adapted to the
+  backend, dataset and guardrail given, exactly as ``authpairs run`` without ``--config``
+  starts from it: ``RunConfig()`` *is* ``authpairs run``.
+* A configuration file (:func:`load_config`, ``authpairs run --config``) and
+  :func:`config_from_dict` / ``RunConfig.model_validate`` read what is written; what a file
+  leaves out takes the field defaults below (so a file's run identity never depends on the
+  main job).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +33,7 @@ from authpairs.backends.config import (
 )
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import ConfigError
+from authpairs.runs.main_job import over_main_job
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 __all__ = [
@@ -32,6 +45,7 @@ __all__ = [
     "SamplingConfig",
     "config_from_dict",
     "load_config",
+    "main_job_config",
 ]
 
 _NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries"}
@@ -73,10 +87,40 @@ class ReviewerConfig(BaseModel):
         return self
 
 
+def explicit_values(value: Any) -> Any:
+    """Plain data of what was given: a pydantic model becomes the mapping of the fields set on
+    it (a backend configuration always names its ``kind``), recursively; mappings and lists are
+    walked; anything else is returned as it is."""
+    if isinstance(value, BaseModel):
+        names = set(value.model_fields_set)
+        if isinstance(value, BackendConfigBase):
+            names.add("kind")
+        return {name: explicit_values(getattr(value, name)) for name in sorted(names)}
+    if isinstance(value, Mapping):
+        return {key: explicit_values(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [explicit_values(item) for item in value]
+    return value
+
+
 class RunConfig(BaseModel):
-    """Everything that defines a run. Its hash decides whether a re-run resumes it."""
+    """Everything that defines a run. Its hash decides whether a re-run resumes it.
+
+    ``RunConfig(**values)`` lays ``values`` over the main job's configuration, as
+    ``authpairs run`` lays its flags over it: ``RunConfig()`` resolves to the configuration of
+    ``authpairs run`` (field by field, same run id), ``RunConfig(dataset="examples")`` to that
+    of ``authpairs run --dataset examples``. ``RunConfig.model_validate`` and configuration
+    files read only what is written (see the module docstring).
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**over_main_job(explicit_values(values)))
+
+    # pydantic calls a model's own __init__ from validation too; marked as its base __init__,
+    # this one runs only for RunConfig(...), so model_validate reads just what is written.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     dataset: str = Field(default="language",
                          description="'language', 'examples', 'native', or a JSONL path.")
@@ -125,10 +169,21 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     return config_from_dict(raw, overrides, origin=str(path))
 
 
+def main_job_config(raw: Mapping[str, Any], origin: str = "<config>") -> RunConfig:
+    """``RunConfig(**raw)``: ``raw`` over the main job's configuration; an invalid value is a
+    :class:`ConfigError` naming the field."""
+    try:
+        return RunConfig(**raw)
+    except ValidationError as exc:
+        field, message = first_error(exc)
+        raise ConfigError(f"{origin}: field '{field}': {message}") from exc
+
+
 def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = None,
                      origin: str = "<config>") -> RunConfig:
     """Build a :class:`RunConfig` from plain data plus dotted-key overrides (``raw`` is never
-    modified)."""
+    modified). Only what ``raw`` says is taken: what it leaves out takes the field defaults,
+    as in a configuration file (:func:`main_job_config` starts from the main job instead)."""
     data = copy.deepcopy(raw)
     overrides = dict(overrides or {})
     new_kind = overrides.get("reviewer.backend.kind")

@@ -1,4 +1,5 @@
-"""The main job's configuration: what ``authpairs run`` starts from when no ``--config`` is given.
+"""The main job's configuration: what ``authpairs run`` starts from when no ``--config`` is given,
+and what ``RunConfig(...)`` / ``authpairs.run({...})`` start from in Python (one source of defaults).
 
 These values equal ``configs/local-smollm2.yaml`` (a test keeps them equal). Some only make
 sense for the embedded SmolLM2 server, so they apply only while the backend is the local one:
@@ -13,6 +14,7 @@ default unless ``--split`` is given.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 MAIN_JOB: dict[str, Any] = {
@@ -57,3 +59,34 @@ def cli_base_config(backend: str | None, dataset: str | None = None,
         data["reviewer"]["backend"] = {"kind": backend}
         del data["reviewer"]["sampling"]["repetition_penalty"]
     return data
+
+
+def over_main_job(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The main job's configuration with ``data`` (plain, possibly nested values) laid over it.
+
+    The main job is adapted as ``authpairs run`` adapts it to the flags given: to the backend
+    kind, the dataset and the guardrail that ``data`` names (:func:`cli_base_config`), so that
+    ``RunConfig(dataset="examples")`` is ``authpairs run --dataset examples``. Nested mappings
+    are merged key by key; any other value replaces the main job's.
+    """
+    reviewer = data.get("reviewer")
+    reviewer = reviewer if isinstance(reviewer, Mapping) else {}
+    backend = reviewer.get("backend")
+    kind = backend.get("kind") if isinstance(backend, Mapping) else None
+    dataset = data.get("dataset")
+    guardrail = reviewer.get("guardrail")
+    base = cli_base_config(kind if isinstance(kind, str) else None,
+                           dataset if isinstance(dataset, str) else None,
+                           guardrail if isinstance(guardrail, str) and guardrail else None)
+    return _merged(base, data)
+
+
+def _merged(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        below = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(below, dict):
+            merged[key] = _merged(below, value)
+        else:
+            merged[key] = value
+    return merged
