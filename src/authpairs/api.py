@@ -262,14 +262,16 @@ class RunResult:
 
 
 def as_config(spec: RunSpec) -> RunConfig:
-    """A :class:`RunConfig` from a config object, plain data or a YAML file path."""
-    from authpairs.runs.config import RunConfig, config_from_dict, load_config
+    """A :class:`RunConfig` from a config object, a YAML file path (read as written), or plain
+    data laid over the main job's configuration (as ``RunConfig(**data)`` and ``authpairs run``
+    without ``--config``)."""
+    from authpairs.runs.config import RunConfig, load_config, main_job_config
 
     if isinstance(spec, RunConfig):
         return spec
     if isinstance(spec, str | Path):
         return load_config(spec)
-    return config_from_dict(dict(spec))
+    return main_job_config(dict(spec))
 
 
 async def run_async(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
