@@ -13,13 +13,17 @@ OPENFGA_GOOD = FIXTURES / "openfga" / "good"
 OPENFGA_BAD = FIXTURES / "openfga" / "bad"
 CEDAR_GOOD = FIXTURES / "cedar" / "good"
 CEDAR_BAD = FIXTURES / "cedar" / "bad"
+STAGED = repo_root().parent / "shared" / "sources"
 
 
 @pytest.fixture(scope="session")
 def staged_sources() -> Path:
-    """The staged upstream sources: ``../shared/sources`` beside the repository root."""
-    path = repo_root().parent / "shared" / "sources"
-    if not path.is_dir():
-        pytest.skip(f"the staged OpenFGA and Cedar sources are not at {path} (a checkout outside "
-                    "this workplace: fetch them with `authpairs data fetch-sources`)")
-    return path
+    """The staged upstream sources: ``../shared/sources`` beside the repository root.
+
+    Tests that use them are skipped, with the path in the reason, in a checkout without them
+    (``authpairs data fetch-sources --dest ../shared/sources`` puts them there).
+    """
+    if not STAGED.is_dir():
+        pytest.skip(f"the staged upstream sources are not present at {STAGED} "
+                    "(authpairs data fetch-sources --dest <that folder> fetches them)")
+    return STAGED

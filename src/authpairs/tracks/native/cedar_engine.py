@@ -65,9 +65,12 @@ def evaluate_example(example: CedarExample) -> list[CedarAnswer]:
         raise short_engine_error(example, str(exc)) from exc
     answers: list[CedarAnswer] = []
     for request, result in zip(example.requests, results, strict=True):
-        errors = tuple(str(e) for e in result.diagnostics.errors)
+        # The engine returns the determining policies and the errors as sets whose order
+        # changes from process to process; sorted, the stored case is the same in every build.
+        errors = tuple(sorted(str(e) for e in result.diagnostics.errors))
         if result.decision not in (cedarpy.Decision.Allow, cedarpy.Decision.Deny):
             raise short_engine_error(example, "; ".join(errors) or "no decision", request)
-        answers.append(CedarAnswer(request.locator, request.expected, result.allowed,
-                                   tuple(str(r) for r in result.diagnostics.reasons), errors))
+        reasons = tuple(sorted(str(r) for r in result.diagnostics.reasons))
+        answers.append(CedarAnswer(request.locator, request.expected, result.allowed, reasons,
+                                   errors))
     return answers
