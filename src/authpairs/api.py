@@ -59,8 +59,12 @@ if TYPE_CHECKING:
     from authpairs.analysis.gate import read_case_ids as read_case_ids
     from authpairs.analysis.gate import run_gate as run_gate
     from authpairs.analysis.runref import RunNotFoundError as RunNotFoundError
+    from authpairs.analysis.runref import UnverifiedRun as UnverifiedRun
+    from authpairs.analysis.runref import UnverifiedRunError as UnverifiedRunError
+    from authpairs.analysis.runref import check_verified as check_verified
     from authpairs.analysis.runref import load_run as load_run
     from authpairs.analysis.runref import load_run_checked as load_run_checked
+    from authpairs.analysis.runref import unverified_allowed as unverified_allowed
     from authpairs.analysis.scoring import Score as Score
     from authpairs.analysis.scoring import Tally as Tally
     from authpairs.analysis.scoring import score_by as score_by
@@ -159,12 +163,15 @@ __all__ = [
     "StudyCell",
     "StudyPlanError",
     "Tally",
+    "UnverifiedRun",
+    "UnverifiedRunError",
     "as_config",
     "audit_effects",
     "audit_run",
     "break_even_table",
     "build_native",
     "check_language",
+    "check_verified",
     "classifier_baseline",
     "cli_base_config",
     "compare",
@@ -213,6 +220,7 @@ __all__ = [
     "score_by",
     "score_records",
     "summary_markdown",
+    "unverified_allowed",
     "verify_chain",
     "verify_native",
     "write_skeleton",
@@ -406,7 +414,9 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.analysis.family": ["FamilyError", "load_family", "run_family"],
         "authpairs.analysis.gate": ["DesignatedId", "GateInputError", "GateResult",
                                     "read_case_ids", "run_gate"],
-        "authpairs.analysis.runref": ["RunNotFoundError", "load_run", "load_run_checked"],
+        "authpairs.analysis.runref": ["RunNotFoundError", "UnverifiedRun", "UnverifiedRunError",
+                                      "check_verified", "load_run", "load_run_checked",
+                                      "unverified_allowed"],
         "authpairs.analysis.scoring": ["Score", "Tally", "score_by", "score_records"],
         "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
         "authpairs.cases.dataset": ["Dataset", "DatasetError"],

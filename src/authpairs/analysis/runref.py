@@ -1,9 +1,21 @@
-"""Addressing runs for analysis: ``RUN_ID`` in the default records file, or ``PATH::RUN_ID``."""
+"""Addressing runs for analysis: ``RUN_ID`` in the default records file, or ``PATH::RUN_ID``.
+
+This is also where every run is checked before anything is decided on it: the loaders here (and
+:func:`authpairs.report.runset.load_report_runs`, which uses :func:`check_verified`) recompute the
+run's SHA-256 chain (:func:`authpairs.runs.audit.verify_chain`) and refuse a run that fails it
+(:class:`UnverifiedRunError`, naming the run, the file and the first failing record). Inside
+:func:`unverified_allowed` such a run is loaded instead and collected, so that the command can say
+so in every output (:func:`unverified_notice`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
 from authpairs.errors import RecordsError
@@ -14,6 +26,93 @@ from authpairs.runs.store import RecordStore
 
 class RunNotFoundError(RecordsError, LookupError):
     """A run address names a missing records file or a run absent from it."""
+
+
+class UnverifiedRunError(RecordsError):
+    """A run's records fail the integrity check, and unverified runs were not allowed."""
+
+
+@dataclass(frozen=True)
+class UnverifiedRun:
+    """A run whose records failed the integrity check but were used as allowed."""
+
+    path: Path
+    run_id: str
+    findings: int
+    first: str
+
+    def describe(self) -> str:
+        """One line: which run, that it is unverified, and its first finding."""
+        return (f"run {self.run_id} ({self.path}) is UNVERIFIED: its records fail the integrity "
+                f"check ({self.findings} finding(s), first: {self.first})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON outputs."""
+        return {"run_id": self.run_id, "records": str(self.path), "findings": self.findings,
+                "first": self.first}
+
+
+@dataclass
+class _Permit:
+    """Unverified runs are allowed: those loaded so far, and whom to tell about each."""
+
+    seen: list[UnverifiedRun] = field(default_factory=list)
+    notify: Callable[[UnverifiedRun], None] | None = None
+
+
+_PERMIT: ContextVar[_Permit | None] = ContextVar("authpairs_unverified_permit", default=None)
+
+
+@contextmanager
+def unverified_allowed(allow: bool = True, notify: Callable[[UnverifiedRun], None] | None = None
+                       ) -> Iterator[list[UnverifiedRun]]:
+    """Within the block, runs whose records fail the integrity check are loaded (when
+    ``allow``) instead of refused; each is passed to ``notify`` when first loaded and collected
+    in the yielded list. With ``allow=False`` they are refused, as outside any block."""
+    permit = _Permit(notify=notify) if allow else None
+    token = _PERMIT.set(permit)
+    try:
+        yield permit.seen if permit is not None else []
+    finally:
+        _PERMIT.reset(token)
+
+
+def unverified_loaded() -> list[UnverifiedRun]:
+    """The unverified runs loaded so far inside :func:`unverified_allowed` (else none)."""
+    permit = _PERMIT.get()
+    return list(permit.seen) if permit is not None else []
+
+
+def unverified_notice() -> dict[str, list[str]]:
+    """``{"unverified_runs": [run ids]}`` while unverified runs are in use, else ``{}``: what
+    every JSON and CSV file written then carries."""
+    runs = unverified_loaded()
+    return {"unverified_runs": [r.run_id for r in runs]} if runs else {}
+
+
+def check_verified(store: RecordStore, path: Path, run_id: str) -> UnverifiedRun | None:
+    """Recompute the run's chain; None when it holds. A failing run raises
+    :class:`UnverifiedRunError` unless :func:`unverified_allowed` is in force; then it is
+    returned (and collected)."""
+    from authpairs.runs.audit import verify_chain
+
+    report = verify_chain(store, run_id)
+    if report.ok:
+        return None
+    found = UnverifiedRun(path, run_id, len(report.findings), str(report.findings[0]))
+    permit = _PERMIT.get()
+    if permit is None:
+        raise UnverifiedRunError(
+            f"{path}: run '{run_id}' fails the integrity check of its records "
+            f"({found.findings} finding(s), first: {found.first}); nothing is decided on "
+            f"unverified records. Run 'authpairs audit {run_id} --records {path}' for every "
+            "finding, or pass --allow-unverified to use the run anyway (every output then says "
+            "so)")
+    if found not in permit.seen:
+        permit.seen.append(found)
+        if permit.notify is not None:
+            permit.notify(found)
+    return found
 
 
 @dataclass(frozen=True)
@@ -50,7 +149,8 @@ def load_records(ref: RunRef) -> list[CaseRecord]:
 
 
 def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
-    """The run header and all case records of the addressed run (read-only)."""
+    """The run header and all case records of the addressed run (read-only), after its chain
+    is verified (:func:`check_verified`)."""
     if not ref.path.is_file():
         raise RunNotFoundError(f"{ref.path}: records file not found (run '{ref.run_id}')")
     with RecordStore(ref.path, readonly=True) as store:
@@ -62,6 +162,7 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
                                                         else " (the file holds no runs)"))
         info = store.get_run(ref.run_id)
         assert info is not None
+        check_verified(store, ref.path, ref.run_id)
         return info, store.case_records(ref.run_id)
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
+from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
 
     @app.command(help=COMPARE_HELP)
+    @checks_records
     def compare(
         run_a: Annotated[str, typer.Argument(help="Before: RUN_ID or PATH::RUN_ID.")],
         run_b: Annotated[str, typer.Argument(help="After: RUN_ID or PATH::RUN_ID.")],
@@ -84,6 +86,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--by", help="Also break transitions down by a case attribute (repeatable), "
             "e.g. family, domain, path, cluster.")] = None,
         out: OutOpt = None,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
         from authpairs.api import ComparisonError, RunNotFoundError, compare_runs, load_run_checked
@@ -115,12 +118,14 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             console.print(f"wrote {out}/comparison.json, requests.csv, summary.csv")
 
     @app.command(help=STUDY_HELP)
+    @checks_records
     def study(
         plan_file: Annotated[Path, typer.Argument(help="Study plan YAML.")],
         analyze_only: Annotated[bool, typer.Option(
             "--analyze-only", help="Do not run; analyze existing runs only.")] = False,
         progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
         out: OutOpt = None,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
         from authpairs.api import (
@@ -159,9 +164,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             console.print(f"wrote {out}/study.json, runs.csv, contrasts.csv, requests.csv")
 
     @app.command()
+    @checks_records
     def contrasts(
         family_file: Annotated[Path, typer.Argument(help="Family YAML listing the contrasts.")],
         out: OutOpt = None,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
         from authpairs.api import (
@@ -190,6 +197,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             console.print(f"wrote {out}/family.json, contrasts.csv, requests.csv")
 
     @app.command(help=COMPOSE_HELP)
+    @checks_records
     def compose(
         runs: Annotated[list[str], typer.Argument(
             help="Reviewer runs: RUN_ID, PATH::RUN_ID or NAME=RUN_ID.")],
@@ -202,6 +210,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--routed", help="Write the routed per-request records of every order to this "
             "CSV: consulted reviewers, who stopped the request (vetoed it, for a lawful one) "
             "and why.")] = None,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
         from authpairs.api import (
@@ -272,6 +281,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                           "grid.csv, grid_prevalence.csv, grid.json")
 
     @app.command(help=GATE_HELP)
+    @checks_records
     def gate(
         baseline: Annotated[str, typer.Option(help="Baseline run: RUN_ID or PATH::RUN_ID.")],
         candidate: Annotated[str, typer.Option(help="Candidate run: RUN_ID or PATH::RUN_ID.")],
@@ -287,6 +297,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--allow-incomplete", help="Judge runs with missing cases instead of failing.")]
         = False,
         out: OutOpt = None,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
         from authpairs.api import (

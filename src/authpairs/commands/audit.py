@@ -1,10 +1,21 @@
-"""The ``audit`` command: check a stored run's archive and re-derive its results."""
+"""The ``audit`` command: check a stored run's archive and re-derive its results.
+
+Also ``--allow-unverified`` for the commands that decide on records (score, compare, study,
+contrasts, compose, gate, report): every run they load is checked against its SHA-256 chain
+where runs are loaded (``authpairs.api.check_verified``), and a run that fails is refused with
+the run, the file and the first failing record named. :func:`checks_records` wraps such a
+command so that, given ``--allow-unverified``, the run is used instead: a warning naming it is
+printed when it is loaded and again after the command's output, and every JSON/CSV file (and the
+HTML report) written meanwhile names it.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.text import Text
@@ -12,15 +23,54 @@ from rich.text import Text
 from authpairs.errors import RecordsError
 from authpairs.report.console import make_console
 
+if TYPE_CHECKING:
+    from authpairs.api import UnverifiedRun
+
 console = make_console()
 
+AllowUnverifiedOpt = Annotated[bool, typer.Option(
+    "--allow-unverified", help="Use runs whose records fail the integrity check (SHA-256 "
+    "chain) instead of refusing them; every output then says so.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _warn(run: UnverifiedRun) -> None:
+    console.print(Text(f"warning: {run.describe()}; used because of --allow-unverified",
+                       style="bold red"))
+
+
+def checks_records(command: F) -> F:
+    """Run ``command`` with unverified runs allowed when its ``allow_unverified`` parameter is
+    true (refused otherwise), warning about each one used."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from authpairs.api import unverified_allowed
+
+        with unverified_allowed(bool(kwargs.get("allow_unverified")), notify=_warn) as seen:
+            try:
+                return command(*args, **kwargs)
+            finally:
+                if seen:
+                    names = ", ".join(run.run_id for run in seen)
+                    console.print(Text(f"UNVERIFIED: the results above use {len(seen)} run(s) "
+                                       f"whose records fail the integrity check ({names}); "
+                                       "run 'authpairs audit' on them before deciding anything",
+                                       style="bold red"))
+
+    return wrapper  # type: ignore[return-value]
+
+
 AUDIT_HELP = (
-    "Audit a stored run: re-check the SHA-256 chain of its records and the header, re-parse "
-    "every stored raw output with the recorded interface and compare the decision, check the "
+    "Audit a stored run: re-check the SHA-256 chain of its records and the header's seal over "
+    "its chain head and length, check that every expected case has a record, re-parse every "
+    "stored raw output with the reviewer that ran (rebuilt from the stored configuration; "
+    "nothing is called) and compare the decision, check the "
     "configuration, manifest and template hashes against the dataset and templates in hand, "
     "re-render every reviewer input, and re-run the effect verifiers' judgements on the stored "
-    "observations. Exit code 0 when everything holds, 1 when anything is found, 2 on bad "
-    "input. Works on read-only records files.")
+    "observations. Exit code 0 when everything holds, 1 when anything is found (a missing case "
+    "too, unless --allow-incomplete), 2 on bad input. Works on read-only records files.")
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -35,6 +85,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="Dataset in hand (default: the one the run's configuration names).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write the audit as JSON here.")]
         = None,
+        allow_incomplete: Annotated[bool, typer.Option(
+            "--allow-incomplete", help="List missing cases without failing the audit.")]
+        = False,
     ) -> None:
         """Audit a stored run (see the command help)."""
         from authpairs.api import RecordStore, audit_run, completeness, resolve_dataset
@@ -48,11 +101,18 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 resolved = info.config.get("resolved", {})
                 data = resolve_dataset(dataset).select(resolved.get("split"),
                                                        resolved.get("limit"))
-            report = audit_run(store, run_id, dataset=data)
+            report = audit_run(store, run_id, dataset=data, allow_incomplete=allow_incomplete)
             state = completeness(info, store.done_case_ids(run_id))
         console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
         checked = ", ".join(f"{n} {what}" for what, n in report.checked.items())
         console.print(Text(f"audit of run {run_id} in {records}: checked {checked}"))
+        if report.schema_version < 3:
+            console.print(Text(f"records schema version {report.schema_version}: the run header "
+                               "has no seal over its chain head and length; a truncated run "
+                               "shows as missing cases", style="yellow"))
+        if report.missing and allow_incomplete:
+            console.print(Text(f"{len(report.missing)} missing case(s) allowed by "
+                               "--allow-incomplete", style="yellow"))
         for skipped in report.skipped:
             console.print(Text(f"skipped: {skipped}", style="yellow"))
         for finding in report.findings:
@@ -62,8 +122,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             out.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n",
                            encoding="utf-8")
         if report.ok:
-            console.print(Text("audit passed: records intact, every result re-derived",
-                               style="green"))
+            what = ("records intact, every result re-derived" if not report.missing else
+                    "records intact, every recorded result re-derived; run INCOMPLETE")
+            console.print(Text(f"audit passed: {what}", style="green"))
             raise typer.Exit(0)
         console.print(Text(f"audit FAILED: {len(report.findings)} finding(s)", style="bold red"))
         raise typer.Exit(1)

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
+from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
 from authpairs.errors import DataError, MissingDependencyError, RecordsError, ReviewerError
 from authpairs.report.console import make_console
 
@@ -57,10 +58,11 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     """Print (and optionally write) the scores of a stored run; returns the overall score and
     whether the run is complete.
 
-    The header line states ``n recorded of N expected`` and lists missing case ids; a broken
-    record chain is reported before the scores (run ``authpairs audit`` for the details).
+    The header line states ``n recorded of N expected`` and lists missing case ids. A run whose
+    record chain is broken is refused (``authpairs.api.check_verified``) unless unverified runs
+    are allowed; then a warning is printed and the written scores name it.
     """
-    from authpairs.api import RecordStore, Tally, completeness, verify_chain
+    from authpairs.api import RecordStore, Tally, check_verified, completeness
     from authpairs.report.tables import print_scores, write_scores
 
     tally = Tally(by)  # one pass over the records, none of them kept
@@ -69,15 +71,11 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
         info = store.get_run(run_id)
         if info is None:
             raise RecordsError(f"{records_path}: no run '{run_id}'")
+        unverified = check_verified(store, records_path, run_id)
         for record in store.iter_case_records(run_id):
             tally.add(record)
             recorded.append(record.case_id)
-        chain = verify_chain(store, run_id)
     state = completeness(info, recorded)
-    if not chain.ok:
-        console.print(Text(f"warning: the records of run {run_id} fail the integrity check "
-                           f"({len(chain.findings)} finding(s), first: {chain.findings[0]}); "
-                           f"run 'authpairs audit {run_id}'", style="bold red"))
     style = "" if state.complete else "bold yellow"
     console.print(Text(state.describe(), style=style))
     from authpairs.report.reviewer_name import name_run
@@ -88,7 +86,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
                  overall, "cases")
     extra: dict[str, object] = {"expected": state.expected, "recorded": state.recorded,
                                 "complete": state.complete, "missing": list(state.missing),
-                                "integrity_ok": chain.ok}
+                                "integrity_ok": unverified is None}
     if out is not None:
         write_scores(out, "scores", overall, "cases", extra=extra)
     for attribute in by:
@@ -278,6 +276,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             raise typer.Exit(code=3)
 
     @app.command()
+    @checks_records
     def score(
         run_ids: Annotated[list[str], typer.Argument(
             help="Run id(s); several print one multi-run table (PATH::RUN_ID allowed).")],
@@ -288,6 +287,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="Write JSON/CSV here.")] = None,
         require_complete: Annotated[bool, typer.Option(
             "--require-complete", help="Exit 1 when cases are missing.")] = False,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Score stored runs (reads records only; read-only files work); several runs give one
         multi-run table.

@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
+from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the ``report`` command to the CLI."""
 
     @app.command(help=REPORT_HELP, cls=MultiValueCommand)
+    @checks_records
     def report(
         runs: Annotated[list[str] | None, typer.Argument(
             help="Runs: RUN_ID or PATH::RUN_ID.")] = None,
@@ -108,6 +110,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--grid", help="Cost-grid axes YAML (as for `compose --grid`).")] = None,
         draws: Annotated[int, typer.Option(help="Bootstrap draws.")] = DEFAULT_DRAWS,
         seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_SEED,
+        allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Write the HTML report of recorded runs."""
         from authpairs.api import GridSpec, GridSpecError, load_grid_spec

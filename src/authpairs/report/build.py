@@ -154,10 +154,12 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
     figs.render()
     html = req.out / "report.html"
     bad = [r.name for r in incomplete(runs)]
-    html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad),
-                    encoding="utf-8")
+    unverified = [r.unverified.describe() for r in runs if r.unverified is not None]
+    html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad,
+                                unverified=unverified), encoding="utf-8")
     (req.out / "report.json").write_text(json.dumps({
         "runs": [r.name for r in runs], "incomplete": bad,
+        "unverified_runs": [r.name for r in runs if r.unverified is not None],
         "sections": [s.key for s in sections], "omitted": omitted,
         "figures": [f.stem for s in sections for f in s.figures],
         "tables": sorted(str(p.relative_to(req.out)) for p in (req.out / "tables").glob("*.csv")),

@@ -1,4 +1,9 @@
-"""Write analysis results as JSON and CSV files that a notebook can load (pandas/csv/json)."""
+"""Write analysis results as JSON and CSV files that a notebook can load (pandas/csv/json).
+
+While runs whose records fail the integrity check are in use (``--allow-unverified``), every
+file written here names them (:func:`authpairs.analysis.runref.unverified_notice`): a JSON
+object, and each object row of a JSON list, gets ``unverified_runs``; each CSV row gets an
+``unverified_runs`` column."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from authpairs.analysis.runref import unverified_notice
 
 
 def _clean(value: Any) -> Any:
@@ -22,6 +29,11 @@ def _clean(value: Any) -> Any:
 
 def write_json(path: Path, data: Any) -> Path:
     """Write pretty, key-sorted JSON (non-finite floats become null)."""
+    notice = unverified_notice()
+    if notice and isinstance(data, dict):
+        data = {**data, **notice}
+    elif notice and isinstance(data, list):
+        data = [{**row, **notice} if isinstance(row, dict) else row for row in data]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_clean(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path
@@ -42,6 +54,9 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
 
     Lists are joined with '|', mappings are JSON, None is empty.
     """
+    notice = unverified_notice()
+    if notice:
+        rows = [{**row, **notice} for row in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
     header: list[str] = []
     for row in rows:

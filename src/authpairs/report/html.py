@@ -16,11 +16,12 @@ _ENV = jinja2.Environment(loader=jinja2.PackageLoader("authpairs.report", "templ
 
 
 def render_page(sections: Sequence[Section], *, runs: Sequence[str],
-                incomplete: Sequence[str]) -> str:
-    """The complete HTML page; figures and CSV files are referenced relatively."""
+                incomplete: Sequence[str], unverified: Sequence[str] = ()) -> str:
+    """The complete HTML page; figures and CSV files are referenced relatively. ``unverified``
+    describes each run used although its records fail the integrity check (a banner)."""
     empty = [s.key for s in sections if s.empty]
     if empty:
         raise ValueError(f"report sections without content: {empty}")
     return _ENV.get_template("report.html.j2").render(
-        sections=sections, runs=runs, incomplete=incomplete,
+        sections=sections, runs=runs, incomplete=incomplete, unverified=unverified,
         generated=datetime.now(UTC).isoformat(timespec="seconds"))

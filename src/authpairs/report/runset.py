@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from authpairs.analysis.runref import DEFAULT_RECORDS, RunNotFoundError, RunRef, parse_run_ref
+from authpairs.analysis.runref import (
+    DEFAULT_RECORDS,
+    RunNotFoundError,
+    RunRef,
+    UnverifiedRun,
+    check_verified,
+    parse_run_ref,
+)
 from authpairs.cases.canonical import sha256_hex
 from authpairs.report.reviewer_name import ReviewerName, name_run
 from authpairs.runs.records import CaseRecord, RunInfo
@@ -26,6 +33,8 @@ class ReportRun:
     ref: RunRef
     info: RunInfo
     records: list[CaseRecord]
+    unverified: UnverifiedRun | None = None
+    """Set when the run's records fail the integrity check and were used as allowed."""
 
     @property
     def name(self) -> str:
@@ -94,8 +103,10 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
                      ) -> list[ReportRun]:
     """Load every addressed run (``RUN_ID`` or ``PATH::RUN_ID``), each once, in order.
 
-    Raises :class:`RunNotFoundError` naming the run and file when one does not exist. The
-    records file is never created by reading it.
+    Raises :class:`RunNotFoundError` naming the run and file when one does not exist, and
+    :class:`~authpairs.analysis.runref.UnverifiedRunError` when one fails the integrity check
+    (unless allowed, :func:`~authpairs.analysis.runref.unverified_allowed`). The records file is
+    opened read-only, never created or changed by reading it.
     """
     runs: list[ReportRun] = []
     seen: set[tuple[Path, str]] = set()
@@ -110,7 +121,7 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
                 if not ref.path.is_file():
                     raise RunNotFoundError(f"{ref.path}: records file not found "
                                            f"(run '{ref.run_id}')")
-                stores[ref.path] = RecordStore(ref.path)
+                stores[ref.path] = RecordStore(ref.path, readonly=True)
             store = stores[ref.path]
             info = store.get_run(ref.run_id)
             if info is None:
@@ -119,7 +130,9 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
                 raise RunNotFoundError(
                     f"{ref.path}: no run '{ref.run_id}'"
                     + (f" (runs here: {hint})" if known else " (the file holds no runs)"))
-            runs.append(ReportRun(address, ref, info, store.case_records(ref.run_id)))
+            unverified = check_verified(store, ref.path, ref.run_id)
+            runs.append(ReportRun(address, ref, info, store.case_records(ref.run_id),
+                                  unverified))
     finally:
         for store in stores.values():
             store.close()

@@ -174,7 +174,10 @@ def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
     ``expected`` and ``recorded`` case counts) is added to every row."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [{key_name: key, **score.to_dict(), **(extra or {})} for key, score in scores.items()]
+    from authpairs.analysis.runref import unverified_notice
+
+    rows = [{key_name: key, **score.to_dict(), **(extra or {}), **unverified_notice()}
+            for key, score in scores.items()]
     json_path = out / f"{stem}.json"
     json_path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     csv_path = out / f"{stem}.csv"
@@ -186,6 +189,8 @@ def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
             flat = dict(row)
             flat["unavailable_by_reason"] = json.dumps(row["unavailable_by_reason"],
                                                        sort_keys=True)
+            if "unverified_runs" in flat:
+                flat["unverified_runs"] = "|".join(flat["unverified_runs"])
             writer.writerow(flat)
     return [json_path, csv_path]
 
