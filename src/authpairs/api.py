@@ -35,6 +35,7 @@ from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
+    from authpairs.agent.serve import serve as serve_mcp
     from authpairs.analysis.compare import Comparison as Comparison
     from authpairs.analysis.compare import ComparisonError as ComparisonError
     from authpairs.analysis.compose import CompositionError as CompositionError
@@ -115,6 +116,9 @@ if TYPE_CHECKING:
     from authpairs.tracks.native.byo import import_cedar as import_cedar
     from authpairs.tracks.native.byo import import_openfga as import_openfga
     from authpairs.tracks.native.errors import NativeImportError as NativeImportError
+    from authpairs.tracks.native.fetch import check_tree as check_sources
+    from authpairs.tracks.native.fetch import fetch_sources as fetch_sources
+    from authpairs.tracks.native.sources import default_sources as default_sources
     from authpairs.tracks.native.split import DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION
     from authpairs.tracks.native.split import DEFAULT_SEED as NATIVE_SPLIT_SEED
     from authpairs.tracks.native.stats import summary_markdown as summary_markdown
@@ -171,6 +175,7 @@ __all__ = [
     "break_even_table",
     "build_native",
     "check_language",
+    "check_sources",
     "check_verified",
     "classifier_baseline",
     "cli_base_config",
@@ -183,9 +188,11 @@ __all__ = [
     "config_from_dict",
     "cost_grid",
     "counts_markdown",
+    "default_sources",
     "execute_async",
     "export_hf",
     "export_sheets",
+    "fetch_sources",
     "gate",
     "generated_descriptors",
     "get_interface",
@@ -219,6 +226,7 @@ __all__ = [
     "score_answers",
     "score_by",
     "score_records",
+    "serve_mcp",
     "summary_markdown",
     "unverified_allowed",
     "verify_chain",
@@ -405,6 +413,7 @@ async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay =
 # -- building blocks of the commands, loaded on first use ------------------------------------
 _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
     alias: (module, name or alias) for module, names in {
+        "authpairs.agent.serve": ["serve_mcp=serve"],
         "authpairs.analysis.compare": ["Comparison", "ComparisonError"],
         "authpairs.analysis.compose": ["CompositionError", "CompositionResult", "ReviewerMatrix",
                                        "compose_all", "ordered_selections", "route_order"],
@@ -448,6 +457,8 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.tracks.native.build": ["build_native"],
         "authpairs.tracks.native.byo": ["import_cedar", "import_openfga"],
         "authpairs.tracks.native.errors": ["NativeImportError"],
+        "authpairs.tracks.native.fetch": ["check_sources=check_tree", "fetch_sources"],
+        "authpairs.tracks.native.sources": ["default_sources"],
         "authpairs.tracks.native.split": ["NATIVE_DEV_FRACTION=DEFAULT_DEV_FRACTION",
                                           "NATIVE_SPLIT_SEED=DEFAULT_SEED"],
         "authpairs.tracks.native.stats": ["summary_markdown"],

@@ -34,16 +34,29 @@ from authpairs.processes import pid_alive
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the records schema this code writes (``PRAGMA user_version``).
 
 1 (stored as 0): the unversioned files before hash chains (no hashes, no expected case ids).
 2: SHA-256 chain per run, expected case ids in the run header, per-case claims.
-3: the run header's ``seal_sha256`` covers its header hash, chain head and chain length."""
+3: the run header's ``seal_sha256`` covers its header hash, chain head and chain length.
+4: the ``agent_calls`` table (one row per tool call an agent made in ``authpairs mcp serve``)."""
 
-READABLE_VERSIONS = (2, 3)
+READABLE_VERSIONS = (2, 3, 4)
 """Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
 for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
+
+_AGENT_TABLES = (
+    """CREATE TABLE agent_calls (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    case_id TEXT NOT NULL,
+    call_no INTEGER NOT NULL,
+    record_json TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id, call_no)
+)""",
+)
+"""The tables schema 4 added (created by :func:`_migrate_3_to_4` in an older file)."""
 
 _TABLES = (
     """CREATE TABLE runs (
@@ -100,6 +113,7 @@ _TABLES = (
     "CREATE INDEX attempts_by_case ON attempts(run_id, case_id)",
     "CREATE UNIQUE INDEX attempts_by_seq ON attempts(run_id, seq)",
     "CREATE UNIQUE INDEX cases_by_seq ON case_records(run_id, seq)",
+    *_AGENT_TABLES,
 )
 
 _HEADER_COLUMNS = ("run_id", "created_at", "config_json", "config_sha256", "manifest_json",
@@ -128,6 +142,13 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
                      [(seal(str(h), str(head), int(n)), run_id)
                       for run_id, h, head, n in rows.fetchall()])
     conn.execute("PRAGMA user_version=3")
+
+
+def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
+    """Add the ``agent_calls`` table to a version 3 file (inside the caller's transaction)."""
+    for statement in _AGENT_TABLES:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version=4")
 
 
 def _dumps(value: Any) -> str:
@@ -242,6 +263,8 @@ class RecordStore:
                 self._check_version(version, tables)
                 if version == 2:
                     _migrate_2_to_3(self._conn)
+                if version in (2, 3):
+                    _migrate_3_to_4(self._conn)
 
         _patiently(create, f"{self.path}: preparing the records file")
 
@@ -553,6 +576,26 @@ class RecordStore:
             args += (case_id,)
         rows = self._conn.execute(sql + " ORDER BY seq", args)
         return [AttemptRecord.model_validate_json(r[0]) for r in rows]
+
+    def add_agent_call(self, run_id: str, case_id: str, call_no: int, text: str) -> None:
+        """Store one agent tool call (its record as canonical JSON text, with the text's
+        SHA-256); the agent package defines the record."""
+        def write() -> None:
+            with self.transaction() as conn:
+                conn.execute("INSERT INTO agent_calls VALUES (?,?,?,?,?)",
+                             (run_id, case_id, call_no, text, text_sha256(text)))
+
+        _patiently(write, f"{self.path}: storing call {call_no} of case '{case_id}'")
+
+    def agent_call_rows(self, run_id: str) -> list[tuple[str, int, str, str]]:
+        """The agent tool calls of a run as (case id, call number, record text, its SHA-256),
+        by case and call number; none in a file older than schema 4."""
+        if self.schema_version < 4:
+            return []
+        rows = self._conn.execute(
+            "SELECT case_id, call_no, record_json, content_sha256 FROM agent_calls "
+            "WHERE run_id=? ORDER BY case_id, call_no", (run_id,))
+        return [(str(c), int(n), str(t), str(h)) for c, n, t, h in rows]
 
     def formal_outputs_by_input(self, run_id: str) -> dict[str, AttemptRecord]:
         """The formal attempt of each reviewer input hash in a run (for the replay backend)."""

@@ -1,0 +1,131 @@
+"""``authpairs mcp serve``: one run, served to an agent over MCP until the client leaves.
+
+The reviewer, the enforcement point and the records are built as ``authpairs run`` builds them
+(:func:`~authpairs.runs.reviewers.make_reviewer`, :func:`~authpairs.runs.api.make_enforcer`,
+:class:`~authpairs.runs.store.RecordStore`); the run header names the serve session (transport,
+cases) beside the resolved configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack, ExitStack
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from authpairs.agent.cases import select_cases
+from authpairs.agent.server import build_server
+from authpairs.agent.session import AgentSession
+from authpairs.cases.canonical import sha256_hex
+from authpairs.cases.dataset import Dataset
+from authpairs.errors import ConfigError
+from authpairs.review.reviewers import Reviewer
+from authpairs.runs.api import make_enforcer, package_versions
+from authpairs.runs.case_runner import CaseRunner
+from authpairs.runs.config import RunConfig
+from authpairs.runs.records import RunInfo
+from authpairs.runs.reviewers import make_reviewer
+from authpairs.runs.store import RecordStore
+
+log = logging.getLogger("authpairs.agent")
+
+Transport = Literal["stdio", "http"]
+HTTP_HOST = "127.0.0.1"
+"""Streamable HTTP is served on the loopback interface only."""
+MCP_PATH = "/mcp"
+
+
+def new_run_id() -> str:
+    """A fresh run id per serve session: ``mcp-`` + UTC time + 6 random hex digits."""
+    return f"mcp-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def run_info(run_id: str, config: RunConfig, reviewer: Reviewer, cases: Dataset,
+             transport: Transport) -> RunInfo:
+    """The run header of a serve session: the resolved configuration and reviewer as
+    ``authpairs run`` stores them, plus ``agent`` (mode, transport, the cases offered)."""
+    manifest = cases.manifest()
+    agent = {"mode": "mcp", "transport": transport, "cases": cases.case_ids()}
+    return RunInfo(
+        run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe(),
+                "agent": agent},
+        config_sha256=sha256_hex({"agent": agent, "identity": config.identity()}),
+        manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,
+        template_sha256=reviewer.template_hashes(), versions=package_versions(),
+        expected_case_ids=sorted(cases.case_ids()))
+
+
+async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
+                transport: Transport = "stdio", port: int = 8765,
+                on_ready: Callable[[str], None] | None = None) -> str:
+    """Serve the selected cases over ``transport`` until the client closes stdio (or the
+    HTTP server is stopped: SIGINT/SIGTERM); returns the run id. ``on_ready`` is told the run
+    id once the run is open and the server is about to take requests."""
+    if transport not in ("stdio", "http"):
+        raise ConfigError(f"unknown transport {transport!r} (stdio or http)")
+    cases = select_cases(config, case_ids)
+    run_id = config.run_id or new_run_id()
+    async with AsyncExitStack() as stack:
+        reviewer = await make_reviewer(config.reviewer, stack)
+        with ExitStack() as sync_stack:
+            store = sync_stack.enter_context(RecordStore(config.records))
+            store.open_run(run_info(run_id, config, reviewer, cases, transport))
+            enforcer = sync_stack.enter_context(make_enforcer(config))
+            runner = CaseRunner(reviewer, enforcer=enforcer,
+                                deadline_s=config.reviewer.backend.deadline_s,
+                                infra_retries=config.infra_retries)
+            agent = AgentSession(run_id, cases, runner, store)
+            try:
+                if on_ready is not None:
+                    on_ready(run_id)
+                if transport == "stdio":
+                    await _serve_stdio(agent)
+                else:
+                    await _serve_http(agent, port)
+            finally:
+                stored = agent.close()
+                log.info("run %s: %d case record(s) stored", run_id, len(stored))
+    return run_id
+
+
+async def _serve_stdio(agent: AgentSession) -> None:
+    """Serve one client on stdin/stdout; SIGTERM ends the session like a closed stdin."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(agent)
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    handled = sys.platform != "win32" and task is not None
+    if handled:
+        assert task is not None
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:
+        assert task is not None
+        task.uncancel()  # the signal ends the session; closing it still has work to do
+        log.info("stdio session stopped by a signal")
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def _serve_http(agent: AgentSession, port: int) -> None:
+    """Serve streamable HTTP on 127.0.0.1:``port`` (path ``/mcp``) until SIGINT/SIGTERM."""
+    import uvicorn
+
+    app = build_server(agent).streamable_http_app(streamable_http_path=MCP_PATH,
+                                                  host=HTTP_HOST)
+    settings: dict[str, Any] = {"host": HTTP_HOST, "port": port, "log_level": "warning"}
+    server = uvicorn.Server(uvicorn.Config(app, **settings))
+    log.warning("serving MCP on http://%s:%d%s", HTTP_HOST, port, MCP_PATH)
+    with contextlib.suppress(asyncio.CancelledError):
+        await server.serve()

@@ -1,0 +1,158 @@
+"""The enforcement point of agent mode: each tool call reviewed, enforced and recorded.
+
+An :class:`AgentSession` is one run (one ``authpairs mcp serve`` process). A tool call for a
+case becomes the case with its effect descriptor replaced by the call (the call the agent
+actually proposed); the configured reviewer reviews that through the same
+:class:`~authpairs.runs.case_runner.CaseRunner` as ``authpairs run``, ALLOW executes it in the
+sandbox and the verifier judges what was executed.
+
+What is recorded, in the run's records file:
+
+* every call: an :class:`~authpairs.agent.calls.AgentCall` (``agent_calls`` table), stored as
+  the call finishes, and the reviewer's attempts for it (the ``attempts`` table, numbered on
+  across the calls of the case);
+* one case record per case that had a reviewed call, stored when the session closes: the
+  review of the first call that went through (executed, or ALLOW when nothing is enforced),
+  else of the last reviewed call -- so the case record says whether the stack let an operation
+  through for the case. A case without a reviewed call has no case record; its calls (if any)
+  say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from authpairs.agent.calls import AgentCall, CallResult, Proposal
+from authpairs.agent.tools import proposed_descriptor, same_operation
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.effect_types import descriptor_problems
+from authpairs.cases.models import Case, EffectDescriptor
+from authpairs.review.outcome import Dispatch, OutcomeStatus
+from authpairs.runs.case_runner import CaseRunner
+from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
+from authpairs.runs.reviewed import Review, build_records
+from authpairs.runs.store import RecordStore
+
+
+class UnknownCaseError(KeyError):
+    """A tool call or read names a case this session does not serve."""
+
+
+@dataclass
+class _CaseState:
+    """What the session holds for one case: call and attempt counters, reviewed records."""
+
+    calls: int = 0
+    attempts: int = 0
+    reviewed: list[CaseRecord] = field(default_factory=list)
+
+
+class AgentSession:
+    """Reviews, enforces and records the tool calls of one run (see the module docstring).
+
+    Calls are handled one at a time (the enforcer takes one case at a time, and the call
+    numbers follow the order the calls arrived in).
+    """
+
+    def __init__(self, run_id: str, cases: Dataset, runner: CaseRunner,
+                 store: RecordStore) -> None:
+        self.run_id = run_id
+        self.cases = cases.by_id()
+        self.runner = runner
+        self.store = store
+        self._state = {case_id: _CaseState() for case_id in self.cases}
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    def case(self, case_id: str) -> Case:
+        """The case ``case_id``; :class:`UnknownCaseError` when it is not served."""
+        try:
+            return self.cases[case_id]
+        except KeyError:
+            raise UnknownCaseError(case_id) from None
+
+    async def call(self, case_id: str, tool: str, arguments: dict[str, Any] | None,
+                   selected_by: str = "") -> AgentCall:
+        """Handle one tool call for ``case_id``: review the proposed operation in the case's
+        context, enforce the dispatch, record the call and its attempts; return the record."""
+        case = self.case(case_id)
+        if self._closed:
+            raise RuntimeError("the agent session is closed")
+        async with self._lock:
+            state = self._state[case_id]
+            state.calls += 1
+            proposed = proposed_descriptor(tool, arguments)
+            base = {"run_id": self.run_id, "case_id": case_id, "call_no": state.calls,
+                    "selected_by": selected_by, "tool": tool, "arguments": proposed.params,
+                    "proposal": (Proposal.CASE_OPERATION
+                                 if same_operation(case.public.effect, proposed)
+                                 else Proposal.OTHER_OPERATION)}
+            problems = descriptor_problems(proposed)
+            if problems:
+                call = AgentCall(**base, result=CallResult.INVALID,
+                                 error="; ".join(f"{name}: {message}" if name else message
+                                                 for name, message in problems))
+            else:
+                call = await self._review(case, proposed, state, base)
+            self.store.add_agent_call(self.run_id, case_id, call.call_no, stored_json(call))
+            return call
+
+    async def _review(self, case: Case, proposed: EffectDescriptor, state: _CaseState,
+                      base: dict[str, Any]) -> AgentCall:
+        """Review and enforce the proposed operation; store its attempts."""
+        proposed_case = case.model_copy(
+            update={"public": case.public.model_copy(update={"effect": proposed})})
+        review = await self.runner.review(proposed_case)
+        record, attempts = build_records(self.run_id, proposed_case, review)
+        numbered = [attempt.model_copy(update={"attempt_no": state.attempts + index})
+                    for index, attempt in enumerate(attempts, start=1)]
+        state.attempts += len(numbered)
+        self.store.add_attempts(numbered)
+        if record is not None:
+            state.reviewed.append(record)
+        return _call_of(review, numbered, base)
+
+    def close(self) -> list[CaseRecord]:
+        """Store each case's record (see the module docstring) and stop taking calls; returns
+        the case records stored. Closing twice stores nothing the second time."""
+        if self._closed:
+            return []
+        self._closed = True
+        chosen = [decisive(state.reviewed) for state in self._state.values()
+                  if state.reviewed]
+        stored = self.store.add_cases([(record, []) for record in chosen])
+        return [record for record, ok in zip(chosen, stored, strict=True) if ok]
+
+
+def decisive(reviewed: list[CaseRecord]) -> CaseRecord:
+    """The case record of a case's reviewed calls: the first that went through, else the
+    last."""
+    return next((record for record in reviewed if record.went_through), reviewed[-1])
+
+
+def _call_of(review: Review, attempts: list[AttemptRecord],
+             base: dict[str, Any]) -> AgentCall:
+    """The :class:`AgentCall` of a reviewed call."""
+    outcome = review.outcome
+    if outcome is None:  # every attempt failed in transport
+        errors = [a.error for a in attempts if a.error]
+        return AgentCall(**base, result=CallResult.UNAVAILABLE, infra_attempts=len(attempts),
+                         input_sha256=review.request.sha256(),
+                         error=errors[-1] if errors else None)
+    if outcome.status is OutcomeStatus.UNAVAILABLE:
+        result = CallResult.UNAVAILABLE
+    elif outcome.dispatch is Dispatch.BLOCK:
+        result = CallResult.BLOCKED
+    elif review.effect is None or review.effect.observation.get("decision_only"):
+        result = CallResult.ALLOWED
+    elif review.effect is not None and review.effect.executed:
+        result = CallResult.EXECUTED
+    else:
+        result = CallResult.FAILED
+    return AgentCall(**base, result=result, input_sha256=review.request.sha256(),
+                     status=outcome.status, decision=outcome.decision,
+                     reason_code=outcome.reason_code.value if outcome.reason_code else None,
+                     dispatch=outcome.dispatch, infra_attempts=len(attempts) - 1,
+                     effect=review.effect)
