@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.cases.canonical import canonical_ascii_json
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import PublicCase
@@ -42,7 +43,7 @@ from authpairs.review.outcome import Decision, Dispatch, ReviewOutcome
 from authpairs.review.reviewers import BaselineReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig
-from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
+from authpairs.runs.records import AttemptRecord, CaseRecord
 from authpairs.runs.reviewed import safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore, header_sha256
@@ -119,9 +120,9 @@ def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
     except (ValueError, ValidationError) as exc:
         report.add(name, "stored-text", f"unreadable record: {str(exc).splitlines()[0][:160]}")
         return
-    if stored_json(model) != text:
-        report.add(name, "stored-text", "record text is not canonical (edited by hand?)")
     values = model.model_dump(mode="json")
+    if canonical_ascii_json(values) != text:  # stored_json(model), dumped once
+        report.add(name, "stored-text", "record text is not canonical (edited by hand?)")
     if model.run_id != report.run_id:
         report.add(name, "columns", f"record says run '{model.run_id}'")
     for column in _COLUMNS[row["entry"]]:
