@@ -1,5 +1,5 @@
-"""Native-policy track commands: ``data verify-native``, ``build-native``, ``import-openfga``,
-``import-cedar``. Thin wrappers over :mod:`authpairs.tracks.native`."""
+"""Native-policy track commands: ``data fetch-sources``, ``verify-native``, ``build-native``,
+``import-openfga``, ``import-cedar``. Thin wrappers over :mod:`authpairs.tracks.native`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import typer
 from authpairs.api import NativeImportError
 
 SourcesOpt = Annotated[Path | None, typer.Option(
-    "--sources", help="Staged sources folder (default: $AUTHPAIRS_SOURCES or ../shared/sources).")]
+    "--sources", help="Sources folder (default: $AUTHPAIRS_SOURCES, ../shared/sources, or where "
+                      "fetch-sources puts them).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
 
 
@@ -22,6 +23,55 @@ def _fail(exc: Exception) -> None:
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the native-policy commands to the ``data`` group."""
+
+    @data_app.command("fetch-sources")
+    def fetch_sources_cmd(
+        dest: Annotated[Path | None, typer.Option(
+            "--dest", help="Folder to write (default: $AUTHPAIRS_CACHE/sources or "
+                           "~/.cache/authpairs/sources, which the native build reads).")] = None,
+        origin: Annotated[str | None, typer.Option(
+            "--from", help="A local mirror instead of the upstream repositories: a folder or git "
+                           "repository laid out like the sources folder, a URL of one, or a URL "
+                           "template with {repository}, {commit}, {path}.")] = None,
+        revision: Annotated[str, typer.Option(
+            "--revision", help="Revision of a git mirror to read.")] = "HEAD",
+        force: Annotated[bool, typer.Option(
+            "--force", help="Replace source trees in --dest that are not the pinned set.")
+        ] = False,
+        check: Annotated[bool, typer.Option(
+            "--check", help="Fetch nothing: check the folder the native build reads (or --dest) "
+                            "against the manifest.")] = False,
+    ) -> None:
+        """Get the OpenFGA sample stores and Cedar examples at their pinned revisions.
+
+        Every file is checked against the SHA-256 manifest shipped with authpairs; a
+        PROVENANCE.md records where and when the files came from.
+        """
+        from authpairs.api import check_sources, default_sources, fetch_sources
+
+        if check:
+            folder = dest if dest is not None else default_sources()
+            problems = check_sources(folder) if folder.is_dir() else [f"{folder}: not found"]
+            for problem in problems[:20]:
+                typer.echo(problem)
+            if problems:
+                typer.echo(f"{folder}: {len(problems)} problem(s); not the pinned sources "
+                           "(authpairs data fetch-sources --force --dest DIR replaces them)")
+                raise typer.Exit(code=1)
+            typer.echo(f"{folder}: every file matches the shipped SHA-256 manifest")
+            return
+        try:
+            result = fetch_sources(dest, origin, revision=revision, force=force)
+        except NativeImportError as exc:
+            _fail(exc)
+            return
+        if result.already_present:
+            typer.echo(f"{result.dest}: already holds the pinned sources ({result.files} files "
+                       "match the manifest); nothing fetched")
+            return
+        trees = ", ".join(f"{name} {n}" for name, n in sorted(result.trees.items()))
+        typer.echo(f"fetched {result.files} files ({result.bytes:,} bytes; {trees}) from "
+                   f"{result.origin} into {result.dest}; every SHA-256 matches the manifest")
 
     @data_app.command("verify-native")
     def verify_native_cmd(

@@ -2,7 +2,8 @@
 
 The sources are never part of the package: they are read from a directory given by the caller,
 else from the ``AUTHPAIRS_SOURCES`` environment variable, else from ``../shared/sources`` beside
-the repository root.
+the repository root when it exists, else from where ``authpairs data fetch-sources`` puts them by
+default (:func:`default_fetch_dest`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from authpairs.tracks.native.errors import NativeImportError
 
 SOURCES_ENV = "AUTHPAIRS_SOURCES"
+CACHE_ENV = "AUTHPAIRS_CACHE"
 OPENFGA_DIR = "openfga-sample-stores"
 CEDAR_DIR = "cedar-examples"
 LICENCE = "Apache-2.0"
@@ -29,19 +31,30 @@ def repo_root() -> Path:
     return here.parents[4]
 
 
+def default_fetch_dest() -> Path:
+    """Where ``fetch-sources`` writes by default: ``$AUTHPAIRS_CACHE/sources``, else
+    ``$XDG_CACHE_HOME/authpairs/sources``, else ``~/.cache/authpairs/sources``."""
+    root = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "authpairs")
+    return Path(root) / "sources"
+
+
 def default_sources() -> Path:
-    """``$AUTHPAIRS_SOURCES`` if set, else ``<repo>/../shared/sources``."""
+    """``$AUTHPAIRS_SOURCES`` if set, else ``<repo>/../shared/sources`` when it exists, else
+    :func:`default_fetch_dest` (which may not exist yet)."""
     env = os.environ.get(SOURCES_ENV)
     if env:
         return Path(env)
-    return repo_root().parent / "shared" / "sources"
+    shared = repo_root().parent / "shared" / "sources"
+    return shared if shared.is_dir() else default_fetch_dest()
 
 
 def resolve_sources(sources: Path | str | None = None) -> Path:
     """The sources directory to use; raises :class:`NativeImportError` when it is missing."""
     path = Path(sources) if sources is not None else default_sources()
     if not path.is_dir():
-        raise NativeImportError(path, f"sources directory not found (pass --sources DIR or set "
+        raise NativeImportError(path, f"sources directory not found (run `authpairs data "
+                                      f"fetch-sources`, pass --sources DIR or set "
                                       f"{SOURCES_ENV})")
     return path
 
