@@ -119,9 +119,6 @@ if TYPE_CHECKING:
     from authpairs.tracks.native.fetch import check_tree as check_sources
     from authpairs.tracks.native.fetch import fetch_sources as fetch_sources
     from authpairs.tracks.native.sources import default_sources as default_sources
-    from authpairs.tracks.native.fetch import check_tree as check_sources
-    from authpairs.tracks.native.fetch import fetch_sources as fetch_sources
-    from authpairs.tracks.native.sources import default_sources as default_sources
     from authpairs.tracks.native.split import DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION
     from authpairs.tracks.native.split import DEFAULT_SEED as NATIVE_SPLIT_SEED
     from authpairs.tracks.native.stats import summary_markdown as summary_markdown
@@ -179,7 +176,6 @@ __all__ = [
     "build_native",
     "check_language",
     "check_sources",
-    "check_sources",
     "check_verified",
     "classifier_baseline",
     "cli_base_config",
@@ -193,11 +189,9 @@ __all__ = [
     "cost_grid",
     "counts_markdown",
     "default_sources",
-    "default_sources",
     "execute_async",
     "export_hf",
     "export_sheets",
-    "fetch_sources",
     "fetch_sources",
     "gate",
     "generated_descriptors",
@@ -463,8 +457,6 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.tracks.native.build": ["build_native"],
         "authpairs.tracks.native.byo": ["import_cedar", "import_openfga"],
         "authpairs.tracks.native.errors": ["NativeImportError"],
-        "authpairs.tracks.native.fetch": ["check_sources=check_tree", "fetch_sources"],
-        "authpairs.tracks.native.sources": ["default_sources"],
         "authpairs.tracks.native.fetch": ["check_sources=check_tree", "fetch_sources"],
         "authpairs.tracks.native.sources": ["default_sources"],
         "authpairs.tracks.native.split": ["NATIVE_DEV_FRACTION=DEFAULT_DEV_FRACTION",
