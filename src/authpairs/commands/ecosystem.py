@@ -31,7 +31,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Turn an Inspect AI log of an authpairs task into authpairs run records.
 
         Samples are matched to cases by SHA-256 of the exact input; a log of another task,
-        dataset version or prompt is refused and nothing is written.
+        dataset version or prompt is refused and nothing is written. Each epoch of the eval
+        (--epochs N) becomes a run of its own, RUN_ID-e1 .. RUN_ID-eN (RUN_ID for one epoch),
+        with the expected cases and a configuration that 'authpairs audit' verifies.
         """
         from authpairs.api import DatasetError, RecordStoreError
 
@@ -48,12 +50,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         except (InspectImportError, DatasetError, RecordStoreError) as exc:
             _fail(exc)
             return
-        console.print(f"run [bold]{result.run_id}[/] in {records}: {result.samples} samples, "
-                      f"{result.imported} records written, {result.already_present} already "
-                      "present", highlight=False)
-        if result.errored:
-            console.print(f"[yellow]{len(result.errored)} samples ended in an error and have no "
-                          f"record: {', '.join(result.errored[:10])}[/]", highlight=False)
+        if result.epochs > 1:
+            console.print(f"{result.epochs} epochs: one run per epoch (repetitions of one "
+                          "configuration)", highlight=False)
+        for run in result.runs:
+            console.print(f"run [bold]{run.run_id}[/] in {records}: {run.samples} samples, "
+                          f"{run.imported} records written, {run.already_present} already "
+                          f"present, {run.expected} cases expected", highlight=False)
+            if run.errored:
+                console.print(f"[yellow]{len(run.errored)} samples ended in an error and have "
+                              f"no record: {', '.join(run.errored[:10])}[/]", highlight=False)
 
     @data_app.command("export-hf")
     def export_hf_cmd(

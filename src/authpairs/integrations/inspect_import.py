@@ -6,7 +6,18 @@ same interface; a log of another task, another dataset version or a changed prom
 The model output is parsed again with authpairs' strict parser (the log's own score is not
 trusted), the effect record comes from the authpairs scorer's metadata, and the records are
 written through :class:`~authpairs.runs.store.RecordStore`, so ``compare``, ``gate``,
-``compose`` and ``score`` treat the run like any other.
+``compose``, ``score`` and ``audit`` treat the run like any other.
+
+An imported run is complete like one ``authpairs run`` writes: its header holds the expected
+case set (the task's selection, narrowed by an eval-level ``--limit N``), and its stored
+configuration is a resolved :class:`~authpairs.runs.config.RunConfig` whose hash ``audit``
+recomputes: the dataset, split and limit, the interface with its options, the Inspect model as
+backend kind ``inspect`` (:mod:`authpairs.integrations.inspect_backend`: model, base URL, eval
+id, epoch, generation settings) and the sampling settings Inspect sent.
+
+**Epochs** (``inspect eval --epochs N``) are repetitions: each epoch becomes a run of its own,
+``RUN_ID-e1`` .. ``RUN_ID-eN`` (just ``RUN_ID`` when the eval ran one epoch). Their
+configurations differ only in ``reviewer.backend.epoch`` and share one configuration hash.
 """
 
 from __future__ import annotations
@@ -14,15 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.model import GenerateConfig
 from pydantic import ValidationError
 
-from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
 from authpairs.enforce.effect_record import EffectRecord
+from authpairs.integrations.inspect_backend import InspectBackendConfig
 from authpairs.integrations.inspect_requests import (
     InspectInputError,
     chat_request_of,
@@ -32,9 +44,13 @@ from authpairs.integrations.inspect_requests import (
 from authpairs.integrations.inspect_task import RECORD_KEY, TASK_METADATA_KEY
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.runs.api import package_versions
+from authpairs.runs.config import RunConfig
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
+
+if TYPE_CHECKING:
+    from authpairs.backends.base import ChatResponse
 
 TASK_NAMES = ("authpairs/language", "authpairs/native", "authpairs/cases")
 
@@ -44,14 +60,33 @@ class InspectImportError(ValueError):
 
 
 @dataclass
-class ImportResult:
-    """What an import wrote."""
+class ImportedRun:
+    """What an import wrote for one epoch of the eval."""
 
     run_id: str
+    epoch: int
     samples: int
     imported: int
     already_present: int
+    expected: int
     errored: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote: one run per epoch (see the module docstring)."""
+
+    runs: list[ImportedRun]
+
+    @property
+    def epochs(self) -> int:
+        """How many epochs the eval ran (one run each)."""
+        return len(self.runs)
+
+
+def epoch_run_id(run_id: str, epoch: int, epochs: int) -> str:
+    """The run id of one epoch: ``RUN_ID`` for a one-epoch eval, else ``RUN_ID-eN``."""
+    return run_id if epochs == 1 else f"{run_id}-e{epoch}"
 
 
 def read_log(path: Path) -> EvalLog:
@@ -72,8 +107,10 @@ class TaskSpec:
 
     dataset: str
     interface: str
+    interface_options: dict[str, Any]
     split: str
     limit: int | None
+    enforce: bool
     manifest_sha256: str
 
 
@@ -87,7 +124,9 @@ def task_spec(log: EvalLog, path: Path) -> TaskSpec:
             f"({', '.join(TASK_NAMES)}); nothing imported")
     try:
         return TaskSpec(dataset=str(meta["dataset"]), interface=str(meta["interface"]),
+                        interface_options=dict(meta.get("interface_options") or {}),
                         split=str(meta["split"]), limit=meta.get("limit"),
+                        enforce=bool(meta.get("enforce", True)),
                         manifest_sha256=str(meta["manifest"]["public_sha256"]))
     except (KeyError, TypeError) as exc:
         raise InspectImportError(f"{path}: authpairs task metadata is incomplete ({exc})") from exc
@@ -97,6 +136,35 @@ def _effective_response_format(log: EvalLog) -> dict[str, Any] | None:
     """The response format sent: the eval-level config overrides the task's."""
     override = response_format_of(log.eval.model_generate_config)
     return override if override is not None else response_format_of(log.plan.config)
+
+
+def effective_generate_config(log: EvalLog) -> GenerateConfig:
+    """The generation settings the model got: the task's, with the eval's overrides."""
+    return log.plan.config.merge(log.eval.model_generate_config)
+
+
+def _epochs(log: EvalLog) -> int:
+    epochs = log.eval.config.epochs
+    seen = max((s.epoch for s in log.samples or []), default=1)
+    return max(epochs or 1, seen)
+
+
+def _eval_limit(log: EvalLog) -> int | None:
+    """An eval-level ``--limit N`` (the first N samples); a range or sample ids are not a
+    selection authpairs can name, so the run then expects the task's whole selection."""
+    limit = log.eval.config.limit
+    return limit if isinstance(limit, int) and not log.eval.config.sample_id else None
+
+
+def epoch_answers(log: EvalLog, epoch: int) -> dict[str, ChatResponse]:
+    """The recorded output per reviewer input SHA-256 in one epoch (errored samples left out)."""
+    response_format = _effective_response_format(log)
+    answers = {}
+    for sample in log.samples or []:
+        if sample.epoch == epoch and sample.error is None:
+            request = chat_request_of(sample.input, response_format)
+            answers[request.sha256()] = response_of(sample.output)
+    return answers
 
 
 def _check_dataset(spec: TaskSpec, dataset: Dataset, path: Path) -> None:
@@ -152,31 +220,70 @@ def sample_records(run_id: str, sample: EvalSample, case: Case, input_sha: str,
     return record, attempt
 
 
-def _run_info(run_id: str, log: EvalLog, spec: TaskSpec, dataset: Dataset,
-              interface: ReviewInterface) -> RunInfo:
+def _sampling(config: GenerateConfig) -> dict[str, Any]:
+    """The authpairs sampling section for Inspect's settings (unset ones stay unset)."""
+    sampling: dict[str, Any] = {
+        "temperature": config.temperature, "top_p": config.top_p, "top_k": config.top_k,
+        "presence_penalty": config.presence_penalty, "seed": config.seed}
+    if config.max_tokens is not None:
+        sampling["max_tokens"] = config.max_tokens
+    return sampling
+
+
+def run_config(log: EvalLog, spec: TaskSpec, run_id: str, records: str | Path, epoch: int,
+               epochs: int, limit: int | None, path: Path) -> RunConfig:
+    """The resolved configuration of one epoch's run (see the module docstring)."""
+    generate = effective_generate_config(log)
+    backend = InspectBackendConfig(
+        model=log.eval.model, base_url=log.eval.model_base_url, eval_id=log.eval.eval_id,
+        epoch=epoch, epochs=epochs, log=str(path.resolve()),
+        generate_config=generate.model_dump(mode="json", exclude_none=True))
+    return RunConfig.model_validate({
+        "dataset": spec.dataset, "split": spec.split, "limit": limit,
+        "reviewer": {"interface": spec.interface, "interface_options": spec.interface_options,
+                     "backend": backend.model_dump(mode="json"),
+                     "sampling": _sampling(generate)},
+        "enforce": spec.enforce, "run_id": run_id, "records": str(records)})
+
+
+def _run_info(config: RunConfig, log: EvalLog, dataset: Dataset, interface: ReviewInterface,
+              epoch: int) -> RunInfo:
     inspect_facts: dict[str, Any] = {
         "eval_id": log.eval.eval_id, "task": log.eval.task, "task_args": log.eval.task_args,
         "model": log.eval.model, "model_base_url": log.eval.model_base_url,
-        "generate_config": log.plan.config.model_dump(mode="json", exclude_none=True),
-        "eval_generate_config": log.eval.model_generate_config.model_dump(
-            mode="json", exclude_none=True),
-        "created": log.eval.created}
-    resolved: dict[str, Any] = {"dataset": spec.dataset, "split": spec.split,
-                                "limit": spec.limit, "reviewer": {"interface": spec.interface}}
-    config: dict[str, Any] = {"source": "inspect_ai", "inspect": inspect_facts,
-                              "resolved": resolved}
+        "epoch": epoch, "created": log.eval.created}
+    backend = config.reviewer.backend
+    described = {"interface": interface.name,
+                 "backend": {"kind": backend.kind, "model": backend.model,
+                             "eval_id": log.eval.eval_id, "epoch": epoch},
+                 "output_contract": interface.output_contract}
+    stored: dict[str, Any] = {"source": "inspect_ai", "inspect": inspect_facts,
+                              "resolved": config.model_dump(mode="json"), "reviewer": described}
     manifest = dataset.manifest()
     versions = package_versions()
     versions.update({f"inspect:{k}": str(v) for k, v in sorted(log.eval.packages.items())})
-    return RunInfo(run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                   config=config, config_sha256=sha256_hex(config),
+    return RunInfo(run_id=str(config.run_id),
+                   created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                   config=stored, config_sha256=config.sha256(),
                    manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,
-                   template_sha256=interface.template_hashes(), versions=versions)
+                   template_sha256=interface.template_hashes(), versions=versions,
+                   expected_case_ids=sorted(dataset.case_ids()))
+
+
+@dataclass
+class _Epoch:
+    """One epoch's validated rows, before anything is written."""
+
+    epoch: int
+    samples: int = 0
+    rows: list[tuple[CaseRecord, AttemptRecord]] = field(default_factory=list)
+    failures: list[AttemptRecord] = field(default_factory=list)
 
 
 def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
                        dataset: Dataset | None = None) -> ImportResult:
-    """Validate the whole log first, then write its records; nothing is written on refusal.
+    """Validate the whole log first, then write one run per epoch; nothing is written on
+    refusal.
 
     ``dataset`` overrides loading the dataset named in the log (tests, already loaded data).
     """
@@ -191,37 +298,47 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
         dataset = resolve_dataset(spec.dataset)
     dataset = dataset.select(spec.split, spec.limit)
     _check_dataset(spec, dataset, path)
-    interface = get_interface(spec.interface)
+    limit = spec.limit
+    eval_limit = _eval_limit(log)
+    if eval_limit is not None and eval_limit < len(dataset):
+        limit = eval_limit
+        dataset = dataset.select(None, limit)
+    interface = get_interface(spec.interface, spec.interface_options or None)
     response_format = _effective_response_format(log)
     cases = dataset.by_id()
-    rows: list[tuple[CaseRecord, AttemptRecord]] = []
-    errored: list[str] = []
-    failures: list[AttemptRecord] = []
+    epochs = _epochs(log)
+    found = {n: _Epoch(n) for n in range(1, epochs + 1)}
     for sample in log.samples or []:
         case = cases.get(str(sample.id))
         if case is None:
             raise InspectImportError(f"{path}: sample {sample.id} is not a case of dataset "
                                      f"'{spec.dataset}' (split {spec.split}); nothing imported")
         input_sha = _matched_input(sample, case, interface, response_format, path)
+        part = found[sample.epoch]
+        part.samples += 1
+        one_id = epoch_run_id(run_id, sample.epoch, epochs)
         if sample.error is not None:
-            errored.append(case.case_id)
-            failures.append(AttemptRecord(
-                run_id=run_id, case_id=case.case_id, attempt_no=1, kind="infrastructure",
+            part.failures.append(AttemptRecord(
+                run_id=one_id, case_id=case.case_id, attempt_no=1, kind="infrastructure",
                 input_sha256=input_sha, error=sample.error.message))
             continue
-        rows.append(sample_records(run_id, sample, case, input_sha, interface,
-                                   _effect_of(sample, path)))
-    if not rows and not errored:
+        part.rows.append(sample_records(one_id, sample, case, input_sha, interface,
+                                        _effect_of(sample, path)))
+    if not log.samples:
         raise InspectImportError(f"{path}: the log holds no samples; nothing imported")
-    info = _run_info(run_id, log, spec, dataset, interface)
-    imported = 0
+    written = []
     with RecordStore(records) as store:
-        store.open_run(info)
-        for record, attempt in rows:
-            imported += store.add_case(record, [attempt])
-        known = {a.case_id for a in store.attempts(run_id) if a.kind == "infrastructure"}
-        new_failures = [a for a in failures if a.case_id not in known]
-        if new_failures:
-            store.add_attempts(new_failures)
-    return ImportResult(run_id=run_id, samples=len(log.samples or []), imported=imported,
-                        already_present=len(rows) - imported, errored=errored)
+        for part in found.values():
+            one_id = epoch_run_id(run_id, part.epoch, epochs)
+            config = run_config(log, spec, one_id, records, part.epoch, epochs, limit, path)
+            store.open_run(_run_info(config, log, dataset, interface, part.epoch))
+            imported = sum(store.add_case(record, [attempt]) for record, attempt in part.rows)
+            known = {a.case_id for a in store.attempts(one_id) if a.kind == "infrastructure"}
+            new_failures = [a for a in part.failures if a.case_id not in known]
+            if new_failures:
+                store.add_attempts(new_failures)
+            written.append(ImportedRun(
+                run_id=one_id, epoch=part.epoch, samples=part.samples, imported=imported,
+                already_present=len(part.rows) - imported, expected=len(dataset),
+                errored=[a.case_id for a in part.failures]))
+    return ImportResult(written)

@@ -23,16 +23,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai import Task
+from inspect_ai import Epochs, Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
     Score,
     Scorer,
+    ScoreReducer,
     Target,
     Value,
     metric,
+    score_reducer,
     scorer,
 )
 from inspect_ai.solver import TaskState, generate
@@ -50,6 +52,7 @@ from authpairs.integrations.inspect_requests import (
     response_of,
     to_inspect_messages,
 )
+from authpairs.integrations.inspect_vocab import use_packaged_vocabulary
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs.case_runner import CaseRunner
@@ -58,6 +61,7 @@ from authpairs.runs.reviewed import build_records
 from authpairs.tracks.registry import resolve_dataset
 
 RECORD_KEY = "authpairs_record"
+EPOCH_RECORDS_KEY = "authpairs_epoch_records"
 INSPECT_RUN_ID = "inspect"
 TASK_METADATA_KEY = "authpairs"
 DEFAULT_GROUPS: dict[str, tuple[str, ...]] = {
@@ -99,8 +103,9 @@ def shared_response_format(dataset: Dataset, interface: ReviewInterface
 
 @dataclass
 class EnforcerHolder:
-    """Opens one sandboxed enforcement point on first use and closes it after the last sample
-    (or at interpreter exit if a run is cancelled). Re-opens if used after closing."""
+    """Opens one sandboxed enforcement point on first use and closes it after the last of its
+    ``pending`` samples (or at interpreter exit if a run is cancelled). Re-opens if used after
+    closing."""
 
     pending: int
     _enforcer: Enforcer | None = None
@@ -133,19 +138,87 @@ class EnforcerHolder:
             atexit.unregister(self.close)
 
 
-_HOLDERS: dict[str, EnforcerHolder] = {}
+@dataclass
+class EpochSandboxes:
+    """One sandbox per epoch (``inspect eval --epochs N``): each epoch's samples are enforced
+    in a freshly seeded sandbox of their own, as each epoch is imported as a run of its own,
+    and that sandbox closes after the epoch's last sample. Epochs may run interleaved."""
+
+    samples: int
+    _holders: dict[int, EnforcerHolder] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def holder(self, epoch: int) -> EnforcerHolder:
+        """The sandbox holder of ``epoch`` (created on first use)."""
+        with self._lock:
+            if epoch not in self._holders:
+                self._holders[epoch] = EnforcerHolder(pending=self.samples)
+            return self._holders[epoch]
+
+    def get(self, epoch: int) -> Enforcer:
+        """The open enforcer of ``epoch``."""
+        return self.holder(epoch).get()
+
+    def sample_done(self, epoch: int) -> None:
+        """Count one finished sample of ``epoch``; its sandbox closes after the last one."""
+        self.holder(epoch).sample_done()
+
+    def close(self) -> None:
+        """Stop every epoch's sandbox (idempotent)."""
+        with self._lock:
+            holders = list(self._holders.values())
+        for holder in holders:
+            holder.close()
+
+
+_HOLDERS: dict[str, EpochSandboxes] = {}
+
+
+def _sample_records(sample_score: SampleScore) -> list[CaseRecord]:
+    metadata = sample_score.score.metadata or {}
+    data = metadata.get(EPOCH_RECORDS_KEY)
+    if data is None and metadata.get(RECORD_KEY) is not None:
+        data = [metadata[RECORD_KEY]]
+    if data is None:
+        raise ValueError(f"sample {sample_score.sample_id}: score has no authpairs record "
+                         "(authpairs metrics need the authpairs scorer and, with several "
+                         "epochs, its epoch reducer)")
+    return [CaseRecord.model_validate(item) for item in data]
+
+
+def epoch_records(scores: list[SampleScore]) -> list[list[CaseRecord]]:
+    """The authpairs case records kept in the scores' metadata, one list per epoch."""
+    per_sample = [_sample_records(s) for s in scores]
+    epochs = min((len(r) for r in per_sample), default=1)
+    return [[records[k] for records in per_sample] for k in range(epochs)]
 
 
 def records_of(scores: list[SampleScore]) -> list[CaseRecord]:
-    """The authpairs case records kept in the scores' metadata."""
-    records = []
-    for sample_score in scores:
-        data = (sample_score.score.metadata or {}).get(RECORD_KEY)
-        if data is None:
-            raise ValueError(f"sample {sample_score.sample_id}: score has no authpairs record "
-                             "(authpairs metrics need the authpairs scorer and one epoch)")
-        records.append(CaseRecord.model_validate(data))
-    return records
+    """The authpairs case records of the first epoch kept in the scores' metadata."""
+    return epoch_records(scores)[0]
+
+
+@score_reducer(name="authpairs_epochs")
+def authpairs_epochs() -> ScoreReducer:
+    """Reduce a sample's epochs: the mean value, and every epoch's authpairs record kept (in
+    epoch order) for the authpairs metrics. One epoch: its score unchanged."""
+
+    def reduce(scores: list[Score]) -> Score:
+        if len(scores) == 1:
+            return scores[0]
+        records = [(s.metadata or {}).get(RECORD_KEY) for s in scores]
+        values = [float(s.value) for s in scores if isinstance(s.value, int | float)]
+        return Score(value=sum(values) / len(values) if values else 0.0,
+                     answer=" | ".join(str(s.answer) for s in scores),
+                     metadata={EPOCH_RECORDS_KEY: records})
+
+    return reduce
+
+
+def _mean(per_epoch: list[dict[str, float]]) -> dict[str, float]:
+    """Each measure's mean over epochs (the measure itself with one epoch)."""
+    return {name: sum(values[name] for values in per_epoch) / len(per_epoch)
+            for name in per_epoch[0]}
 
 
 def _measures(score: AuthScore, prefix: str = "") -> dict[str, float]:
@@ -168,10 +241,11 @@ def _measures(score: AuthScore, prefix: str = "") -> dict[str, float]:
 @metric
 def authpairs_measures() -> Metric:
     """Usable correctness (rate over all cases) and the counts of incorrect approvals, false
-    denials, unavailable responses and abstentions (plus effect counts when enforced)."""
+    denials, unavailable responses and abstentions (plus effect counts when enforced); with
+    several epochs, each measure's mean over the epochs."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return _measures(score_records(records_of(scores)))
+        return _mean([_measures(score_records(records)) for records in epoch_records(scores)])
 
     return compute
 
@@ -181,10 +255,13 @@ def authpairs_grouped(attribute: str) -> Metric:
     """The same measures per value of a case attribute, named ``ATTRIBUTE=VALUE/measure``."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        values: dict[str, float] = {}
-        for key, group in score_by(records_of(scores), attribute).items():
-            values.update(_measures(group, prefix=f"{attribute}={key}/"))
-        return values
+        per_epoch = []
+        for records in epoch_records(scores):
+            values: dict[str, float] = {}
+            for key, group in score_by(records, attribute).items():
+                values.update(_measures(group, prefix=f"{attribute}={key}/"))
+            per_epoch.append(values)
+        return _mean(per_epoch)
 
     return compute
 
@@ -219,18 +296,21 @@ class InspectAnswer:
 @scorer(metrics=[authpairs_measures()])
 def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev",
                      limit: int | None = None, enforce: bool = True,
-                     holder_key: str = "") -> Scorer:
-    """Strictly parse the answer, enforce the effect (when on), score against the reference:
-    the case runner of ``authpairs run`` with Inspect's answer as the reviewer's."""
+                     holder_key: str = "",
+                     interface_options: dict[str, Any] | None = None) -> Scorer:
+    """Strictly parse the answer, enforce the effect (when on, in the sample's epoch's
+    sandbox), score against the reference: the case runner of ``authpairs run`` with
+    Inspect's answer as the reviewer's."""
     cases = load_task_dataset(dataset, split, limit).by_id()
-    review_interface = get_interface(interface)
+    review_interface = get_interface(interface, interface_options or None)
 
     async def score(state: TaskState, target: Target) -> Score:
         case = cases[str(state.sample_id)]
         sent = chat_request_of(state.input, review_interface.render(case.public).response_format)
         response = response_of(state.output)
-        holder = _HOLDERS.get(holder_key)
-        enforcer = holder.get() if enforce and holder is not None else None
+        sandboxes = _HOLDERS.get(holder_key)
+        enforcer = (sandboxes.get(state.epoch) if enforce and sandboxes is not None
+                    else None)
         reviewer = ModelReviewer(review_interface, InspectAnswer(response), SamplingConfig())
         runner = CaseRunner(reviewer, enforcer=enforcer, infra_retries=0)
         review = await runner.review(case, request=sent)
@@ -249,33 +329,40 @@ def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev"
 
 def authpairs_task(dataset: str, *, interface: str = "schema", split: str = "dev",
                    limit: int | None = None, enforce: bool = True,
-                   group_by: tuple[str, ...] | None = None) -> Task:
-    """The Inspect task for one authpairs dataset rendered through one interface."""
+                   group_by: tuple[str, ...] | None = None,
+                   interface_options: dict[str, Any] | None = None) -> Task:
+    """The Inspect task for one authpairs dataset rendered through one interface (with its
+    ``interface_options``, as ``reviewer.interface_options`` of a run configuration)."""
+    use_packaged_vocabulary()
     cases = load_task_dataset(dataset, split, limit)
     if len(cases) == 0:
         raise ValueError(f"dataset '{dataset}' has no cases in split '{split}'")
-    review = get_interface(interface)
+    options = dict(interface_options or {})
+    review = get_interface(interface, options or None)
     response_format = shared_response_format(cases, review)
     groups = group_by if group_by is not None else DEFAULT_GROUPS.get(dataset, ("family",))
     holder_key = uuid.uuid4().hex
-    holder: EnforcerHolder | None = None
+    sandboxes: EpochSandboxes | None = None
     if enforce and any(c.public.effect is not None for c in cases):
-        holder = _HOLDERS[holder_key] = EnforcerHolder(pending=len(cases))
+        sandboxes = _HOLDERS[holder_key] = EpochSandboxes(samples=len(cases))
 
     async def cleanup(state: TaskState) -> None:
-        if holder is not None:
-            holder.sample_done()
+        if sandboxes is not None:
+            sandboxes.sample_done(state.epoch)
 
     manifest = cases.manifest()
     return Task(
         dataset=MemoryDataset(build_samples(cases, review), name=cases.name),
         solver=generate(),
-        scorer=authpairs_scorer(dataset, interface, split, limit, enforce, holder_key),
+        scorer=authpairs_scorer(dataset, interface, split, limit, enforce, holder_key,
+                                options or None),
         metrics=_metrics(groups),
         config=generate_config_for(response_format),
-        cleanup=cleanup if holder is not None else None,
+        cleanup=cleanup if sandboxes is not None else None,
+        epochs=Epochs(1, authpairs_epochs()),
         metadata={TASK_METADATA_KEY: {
-            "dataset": dataset, "interface": interface, "split": split, "limit": limit,
+            "dataset": dataset, "interface": interface, "interface_options": options,
+            "split": split, "limit": limit,
             "enforce": enforce, "manifest": manifest.to_dict(),
             "template_sha256": review.template_hashes()}},
     )

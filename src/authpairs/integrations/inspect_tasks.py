@@ -4,11 +4,17 @@
     inspect eval authpairs/native --model mockllm/model -T split=dev -T limit=20
     inspect eval authpairs/cases -T dataset=path/to/cases.jsonl --model ...
 
-Task parameters: ``interface`` (direct, structured, schema), ``split`` (dev, test, all),
-``limit`` (first N cases), ``enforce`` (execute ALLOWed effects in the authpairs sandbox).
+Task parameters: ``interface`` (direct, structured, schema, or a registered name),
+``interface_options`` (a mapping, as ``reviewer.interface_options`` of a run configuration:
+``-T 'interface_options={reasoning_effort: low}'``), ``split`` (dev, test, all), ``limit``
+(first N cases), ``enforce`` (execute ALLOWed effects in the authpairs sandbox, one sandbox per
+epoch). ``--epochs N`` repeats every case; ``authpairs import-inspect`` keeps each epoch as a
+run of its own.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from inspect_ai import Task, task
 
@@ -17,22 +23,24 @@ from authpairs.integrations.inspect_task import authpairs_task
 
 @task
 def language(interface: str = "schema", split: str = "dev", limit: int | None = None,
-             enforce: bool = True) -> Task:
+             enforce: bool = True, interface_options: dict[str, Any] | None = None) -> Task:
     """The language track: prose policies and evidence, effects executed and verified."""
     return authpairs_task("language", interface=interface, split=split, limit=limit,
-                          enforce=enforce)
+                          enforce=enforce, interface_options=interface_options)
 
 
 @task
-def native(interface: str = "schema", split: str = "dev", limit: int | None = None) -> Task:
+def native(interface: str = "schema", split: str = "dev", limit: int | None = None,
+           interface_options: dict[str, Any] | None = None) -> Task:
     """The native-policy track: OpenFGA and Cedar requests, decision only."""
     return authpairs_task("native", interface=interface, split=split, limit=limit,
-                          enforce=False)
+                          enforce=False, interface_options=interface_options)
 
 
 @task
 def cases(dataset: str, interface: str = "schema", split: str = "dev",
-          limit: int | None = None, enforce: bool = True) -> Task:
+          limit: int | None = None, enforce: bool = True,
+          interface_options: dict[str, Any] | None = None) -> Task:
     """Any authpairs dataset: 'examples', a JSONL case file or an exported Hugging Face folder."""
     return authpairs_task(dataset, interface=interface, split=split, limit=limit,
-                          enforce=enforce)
+                          enforce=enforce, interface_options=interface_options)

@@ -1,5 +1,6 @@
 """The main job's configuration: what ``authpairs run`` starts from when no ``--config`` is given,
-and what ``RunConfig(...)`` / ``authpairs.run({...})`` start from in Python (one source of defaults).
+and what ``RunConfig(...)`` / ``authpairs.run({...})`` start from in Python (one source of
+defaults: :func:`over_main_job`).
 
 These values equal ``configs/local-smollm2.yaml`` (a test keeps them equal). Some only make
 sense for the embedded SmolLM2 server, so they apply only while the backend is the local one:
