@@ -9,12 +9,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
 from authpairs.agent.calls import AgentCall, CallResult, Proposal
+from authpairs.agent.readback import agent_calls, case_proposals
 from authpairs.runs.records import CaseRecord
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import FORBIDDEN, LAWFUL, SECRETS, UNTOUCHED, secret_dataset
@@ -55,7 +56,8 @@ async def _script(client: Client, exposed: list[str]) -> list[dict[str, Any]]:
 
     async def call(name: str, arguments: dict[str, Any],
                    meta: dict[str, Any] | None = None) -> None:
-        result = await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
+        result = await client.call_tool(name, arguments,
+                                        meta=cast("types.RequestParamsMeta | None", meta))
         exposed.append(result.model_dump_json())
         results.append({"is_error": result.is_error, **_text(result)})
 
@@ -91,11 +93,13 @@ async def test_a_scripted_agent_over_stdio_is_enforced_and_recorded(tmp_path: Pa
         info = store.get_run("agent-script")
         assert info is not None and info.config["agent"]["mode"] == "mcp"
         assert info.expected_case_ids == sorted([LAWFUL, FORBIDDEN, UNTOUCHED])
-        calls = [AgentCall.model_validate_json(text)
-                 for _, _, text, _ in store.agent_call_rows("agent-script")]
+        calls = agent_calls(store, "agent-script")
+        proposals = case_proposals(store, "agent-script")
         cases = {r.case_id: r for r in store.case_records("agent-script")}
         attempts = store.attempts("agent-script")
 
+    assert proposals == {LAWFUL: Proposal.CASE_OPERATION, FORBIDDEN: Proposal.OTHER_OPERATION,
+                         UNTOUCHED: Proposal.NONE}
     by_case: dict[str, list[AgentCall]] = {}
     for agent_call in calls:
         by_case.setdefault(agent_call.case_id, []).append(agent_call)

@@ -14,7 +14,8 @@ import logging
 import secrets
 import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -125,7 +126,25 @@ async def _serve_http(agent: AgentSession, port: int) -> None:
     app = build_server(agent).streamable_http_app(streamable_http_path=MCP_PATH,
                                                   host=HTTP_HOST)
     settings: dict[str, Any] = {"host": HTTP_HOST, "port": port, "log_level": "warning"}
-    server = uvicorn.Server(uvicorn.Config(app, **settings))
+
+    class _Server(uvicorn.Server):
+        """uvicorn's server, except that a SIGINT/SIGTERM that stopped it is not raised again
+        once it has stopped: the session still stores its case records, then returns."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    server = _Server(uvicorn.Config(app, **settings))
     log.warning("serving MCP on http://%s:%d%s", HTTP_HOST, port, MCP_PATH)
     with contextlib.suppress(asyncio.CancelledError):
         await server.serve()

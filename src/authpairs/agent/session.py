@@ -84,11 +84,12 @@ class AgentSession:
             state = self._state[case_id]
             state.calls += 1
             proposed = proposed_descriptor(tool, arguments)
-            base = {"run_id": self.run_id, "case_id": case_id, "call_no": state.calls,
-                    "selected_by": selected_by, "tool": tool, "arguments": proposed.params,
-                    "proposal": (Proposal.CASE_OPERATION
-                                 if same_operation(case.public.effect, proposed)
-                                 else Proposal.OTHER_OPERATION)}
+            proposal = (Proposal.CASE_OPERATION if same_operation(case.public.effect, proposed)
+                        else Proposal.OTHER_OPERATION)
+            base: dict[str, Any] = {
+                "run_id": self.run_id, "case_id": case_id, "call_no": state.calls,
+                "selected_by": selected_by, "tool": tool, "arguments": proposed.params,
+                "proposal": proposal}
             problems = descriptor_problems(proposed)
             if problems:
                 call = AgentCall(**base, result=CallResult.INVALID,

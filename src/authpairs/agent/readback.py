@@ -1,0 +1,40 @@
+"""Reading an agent run back from its records file: every call, and what the agent proposed
+per case (the building blocks of scoring an agent + guardrail stack)."""
+
+from __future__ import annotations
+
+from authpairs.agent.calls import AgentCall, Proposal
+from authpairs.errors import RecordsError
+from authpairs.runs.chain import text_sha256
+from authpairs.runs.store import RecordStore
+
+
+def agent_calls(store: RecordStore, run_id: str) -> list[AgentCall]:
+    """The recorded tool calls of ``run_id``, by case and call number. A row whose text does
+    not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
+    calls: list[AgentCall] = []
+    for case_id, call_no, text, digest in store.agent_call_rows(run_id):
+        where = f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'"
+        if text_sha256(text) != digest:
+            raise RecordsError(f"{where}: stored call does not match its SHA-256")
+        try:
+            calls.append(AgentCall.model_validate_json(text))
+        except ValueError as exc:
+            raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
+    return calls
+
+
+def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
+    """What the agent proposed for each case the run offered: the case's own operation when
+    any of its calls was that operation, else another operation when it made any call, else
+    none."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise RecordsError(f"{store.path}: no run '{run_id}'")
+    proposals = dict.fromkeys(run.expected_case_ids, Proposal.NONE)
+    for call in agent_calls(store, run_id):
+        if call.proposal is Proposal.CASE_OPERATION:
+            proposals[call.case_id] = Proposal.CASE_OPERATION
+        elif proposals.get(call.case_id) is not Proposal.CASE_OPERATION:
+            proposals[call.case_id] = Proposal.OTHER_OPERATION
+    return proposals

@@ -1,0 +1,96 @@
+"""Agent calls in the records file: schema 4 adds their table to older files, a tampered
+call is refused on reading, and the session's case record is its first call that went
+through."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from authpairs.agent.calls import AgentCall, CallResult, Proposal
+from authpairs.agent.readback import agent_calls, case_proposals
+from authpairs.agent.session import AgentSession, decisive
+from authpairs.cases.dataset import Dataset
+from authpairs.cases.examples import load_examples
+from authpairs.enforce.enforcer import LocalEnforcer
+from authpairs.errors import RecordsError
+from authpairs.review.reviewers import BaselineReviewer
+from authpairs.runs.case_runner import CaseRunner
+from authpairs.runs.records import RunInfo, stored_json
+from authpairs.runs.store import SCHEMA_VERSION, RecordStore
+from tests.agent.helpers import LAWFUL
+
+FIXTURES = Path(__file__).resolve().parents[1] / "runs" / "records" / "fixtures"
+REFUND = {"from_account": "merchant-ops", "to_account": "card-4471", "amount": "75.00",
+          "currency": "USD"}
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_older_file_is_read_as_it_is_and_migrated_for_writing(
+        tmp_path: Path, version: int) -> None:
+    copy = tmp_path / "old.sqlite"
+    shutil.copyfile(FIXTURES / f"records-v{version}.sqlite", copy)
+    with RecordStore(copy, readonly=True) as store:
+        assert store.schema_version == version
+        assert store.agent_call_rows("fixture-baseline") == []
+    with RecordStore(copy) as store:
+        assert store.agent_call_rows("fixture-baseline") == []
+        assert len(store.case_records("fixture-baseline")) == 8
+    with sqlite3.connect(copy) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "agent_calls" in tables
+
+
+def _session(store: RecordStore, enforcer: LocalEnforcer, baseline: str) -> AgentSession:
+    cases = Dataset("examples", [c for c in load_examples() if c.case_id == LAWFUL])
+    store.open_run(RunInfo(run_id="r", created_at="t", config={}, config_sha256="c",
+                           manifest={}, manifest_sha256="m", expected_case_ids=[LAWFUL]))
+    return AgentSession("r", cases, CaseRunner(BaselineReviewer(baseline), enforcer=enforcer),
+                        store)
+
+
+async def test_blocked_calls_give_the_last_review_as_the_case_record(tmp_path: Path) -> None:
+    with RecordStore(tmp_path / "r.sqlite") as store, LocalEnforcer(tmp_path) as enforcer:
+        session = _session(store, enforcer, "always-block")
+        first = await session.call(LAWFUL, "ledger_transfer", REFUND)
+        second = await session.call(LAWFUL, "ledger_transfer", {**REFUND, "amount": "1.00"})
+        assert (first.result, second.result) == (CallResult.BLOCKED,) * 2
+        stored = session.close()
+        assert session.close() == []
+        assert [r.input_sha256 for r in stored] == [second.input_sha256]
+        assert not stored[0].went_through
+        with pytest.raises(RuntimeError, match="closed"):
+            await session.call(LAWFUL, "ledger_transfer", REFUND)
+        assert case_proposals(store, "r") == {LAWFUL: Proposal.CASE_OPERATION}
+
+
+async def test_a_tampered_call_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    with RecordStore(path) as store, LocalEnforcer(tmp_path) as enforcer:
+        session = _session(store, enforcer, "always-allow")
+        call = await session.call(LAWFUL, "ledger_transfer", {**REFUND, "amount": "9.00"})
+        assert call.proposal is Proposal.OTHER_OPERATION and call.result is CallResult.EXECUTED
+        assert agent_calls(store, "r") == [call]
+        session.close()
+    edited = stored_json(call.model_copy(update={"result": CallResult.BLOCKED}))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE agent_calls SET record_json=?", (edited,))
+    with RecordStore(path, readonly=True) as store, pytest.raises(RecordsError, match="SHA-256"):
+        agent_calls(store, "r")
+
+
+def test_the_decisive_record_is_the_first_that_went_through(tmp_path: Path) -> None:
+    from authpairs.runs.records import CaseRecord
+
+    def record(n: int, dispatch: str) -> CaseRecord:
+        return CaseRecord(run_id="r", case_id="c", input_sha256=str(n), status="decision",
+                          decision=dispatch, dispatch=dispatch, label="lawful", cluster="c")
+
+    blocked, allowed, later = record(1, "BLOCK"), record(2, "ALLOW"), record(3, "ALLOW")
+    assert decisive([blocked, allowed, later]) is allowed
+    assert decisive([blocked, record(4, "BLOCK")]).input_sha256 == "4"
+    assert isinstance(AgentCall.model_fields["proposal"].annotation, type)
