@@ -1,10 +1,16 @@
 """``authpairs data export-hf``: Parquet configs ``public``/``reference`` with a Hub dataset card;
-``datasets.load_dataset("parquet", ...)`` reproduces every case; ``authpairs run --dataset DIR``
+``datasets.load_dataset("parquet", ...)`` reproduces every case; the card's YAML passes
+``datasets``' own card parsing and the folder loads through it without a warning; the card
+describes every column and names the source repositories; ``authpairs run --dataset DIR``
 accepts the folder; an occupied folder is refused without ``--force``."""
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +21,9 @@ from typer.testing import CliRunner
 from authpairs.cases.dataset import Dataset, DatasetError
 from authpairs.cases.examples import load_examples
 from authpairs.cases.hf import (
+    COLUMN_DESCRIPTIONS,
+    PUBLIC_COLUMNS,
+    REFERENCE_COLUMNS,
     ExportError,
     case_from_rows,
     export_hf,
@@ -25,8 +34,11 @@ from authpairs.cases.models import Case
 from authpairs.cli import app
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.language.cases import load_language_dataset
+from authpairs.tracks.native.byo import import_cedar
 from authpairs.tracks.registry import resolve_dataset
 
+CEDAR_CLINIC = Path(__file__).parents[1] / "tracks" / "native" / "fixtures" / "cedar" / "good" \
+    / "clinic"
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -66,6 +78,78 @@ def test_round_trip_through_datasets_reproduces_every_case(tmp_path: Path) -> No
     for case in dataset:
         assert rebuilt[case.case_id] == case, case.case_id
     assert load_hf_export(out).cases == dataset.cases  # the authpairs loader keeps the order
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def _no_warnings() -> Iterator[None]:
+    """Fail on any Python warning or any WARNING log record of ``datasets`` / the Hub client
+    (their loggers do not propagate to the root logger, so pytest's capture misses them)."""
+    handler = _Collect()
+    loggers = [logging.getLogger(name) for name in ("datasets", "huggingface_hub")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert not caught, [str(w.message) for w in caught]
+    assert not handler.records, [r.getMessage() for r in handler.records]
+
+
+def test_the_card_and_folder_load_with_datasets_without_warnings(tmp_path: Path) -> None:
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    dataset = load_language_dataset()
+    out = tmp_path / "hf"
+    export_hf(dataset, out)
+    with _no_warnings():
+        card = DatasetCard.load(out / "README.md")
+        infos = DatasetInfosDict.from_dataset_card_data(card.data)
+        configs = MetadataConfigs.from_dataset_card_data(card.data)
+        folder = {name: datasets.load_dataset(str(out), name, cache_dir=str(tmp_path / "c1"))
+                  for name in ("public", "reference")}
+        parquet = datasets.load_dataset("parquet", data_files={
+            "dev": str(out / "public" / "dev-00000-of-00001.parquet")},
+            cache_dir=str(tmp_path / "c2"))
+    assert set(configs) == set(infos) == {"public", "reference"}
+    for name, loaded in folder.items():
+        recorded = infos[name].splits
+        assert recorded is not None and set(recorded) == {"dev", "test"}
+        for split in ("dev", "test"):
+            assert recorded[split].num_examples == loaded[split].num_rows
+            assert recorded[split].num_bytes == loaded[split].info.splits[split].num_bytes > 0
+    assert parquet["dev"].num_rows == 40
+    assert folder["public"]["dev"].column_names == list(PUBLIC_COLUMNS)
+
+
+def test_the_card_describes_every_column_and_names_the_repositories(tmp_path: Path) -> None:
+    assert set(COLUMN_DESCRIPTIONS) == set(PUBLIC_COLUMNS) | set(REFERENCE_COLUMNS)
+    native = import_cedar(CEDAR_CLINIC)
+    for case in native.cases:
+        case.reference.facts["repository"] = "https://github.com/cedar-policy/cedar-examples"
+    export_hf(native, tmp_path / "hf")
+    body = (tmp_path / "hf" / "README.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    for name, text in COLUMN_DESCRIPTIONS.items():
+        assert f"| `{name}` |" in body and text in body, name
+    assert "Upstream repositories: https://github.com/cedar-policy/cedar-examples." in body
+    export_hf(load_examples(), tmp_path / "examples")
+    examples = (tmp_path / "examples" / "README.md").read_text(encoding="utf-8")
+    assert "Upstream repositories" not in examples and "ship with it" in examples
 
 
 def test_public_config_holds_no_reference_data(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,41 @@ REFERENCE_COLUMNS: dict[str, str] = {
     "source_dataset": "string", "source_path": "string", "source_revision": "string",
     "source_licence": "string", "source_locator": "string",
 }
+
+COLUMN_DESCRIPTIONS: dict[str, str] = {
+    "position": "Index of the case in the dataset's order (0-based, across splits).",
+    "case_id": "Stable case identifier; joins the public and reference configs.",
+    "source_id": "Identifier of the source input (native: engine + hash of the full input).",
+    "subject": "Who asks: the requesting user or principal.",
+    "action": "The requested operation (tool, relation or Cedar action).",
+    "resource": "The object the operation acts on.",
+    "purpose": "The stated purpose of the request, if any.",
+    "arguments": "Request arguments (canonical JSON object).",
+    "environment": "Request environment: time, location, check context (canonical JSON).",
+    "policy_format": "Policy language: 'text' (natural language), 'openfga' or 'cedar'.",
+    "policy_text": "The policy text as the reviewer sees it.",
+    "policy_schema_text": "Cedar schema passed to the engine (null when none was passed).",
+    "evidence_documents": "Evidence documents (doc_id, issuer, time, text) in the given order.",
+    "evidence_state": "Engine state: OpenFGA tuples or Cedar entities, context and template "
+                      "links (canonical JSON).",
+    "effect_type": "Type of the operation's effect, when the case carries one.",
+    "effect_params": "Public parameters of that effect (canonical JSON).",
+    "label": "Reference label: 'lawful' (may proceed) or 'forbidden' (must be blocked).",
+    "expression": "Permission expression the label was derived from, if any.",
+    "facts": "Derived facts: engine answer and version, upstream expectation, duplicates, "
+             "upstream repository, ... (canonical JSON).",
+    "notes": "Scoring notes.",
+    "resolved": "False when an evaluator left the case's context unresolved.",
+    "attributes": "Grouping attributes: family, domain, engine, group, encoding, split, ... "
+                  "(canonical JSON).",
+    "source_track": "Track the case belongs to ('language', 'native', 'example', ...).",
+    "source_dataset": "Dataset name within the track.",
+    "source_path": "Upstream or package file the case came from.",
+    "source_revision": "Upstream commit of that file, or the dataset version.",
+    "source_licence": "Licence of the upstream material.",
+    "source_locator": "Record within that file (assertion, request file, context).",
+}
+"""What each column of the two configs holds (the dataset card lists them)."""
 
 
 class ExportError(ValueError):
@@ -177,6 +213,7 @@ def export_hf(dataset: Dataset, out: str | Path, *, force: bool = False) -> dict
         raise ExportError(f"dataset '{dataset.name}' has no cases to export")
     schemas = {"public": _arrow_schema(pa, PUBLIC_COLUMNS, dataset.name, "public"),
                "reference": _arrow_schema(pa, REFERENCE_COLUMNS, dataset.name, "reference")}
+    sizes: dict[str, dict[str, SplitSize]] = {config: {} for config in CONFIGS}
     for split in counts:
         rows = {"public": [public_row(p, c) for p, c in by_split[split]],
                 "reference": [reference_row(c) for _, c in by_split[split]]}
@@ -185,10 +222,28 @@ def export_hf(dataset: Dataset, out: str | Path, *, force: bool = False) -> dict
             target.parent.mkdir(parents=True, exist_ok=True)
             table = pa.Table.from_pylist(rows[config], schema=schemas[config])
             pa.parquet.write_table(table, target)
+            sizes[config][split] = split_size(pa, target)
     from authpairs.cases.hf_card import dataset_card
 
-    (out / CARD).write_text(dataset_card(dataset, counts), encoding="utf-8")
+    (out / CARD).write_text(dataset_card(dataset, counts, sizes), encoding="utf-8")
     return counts
+
+
+@dataclass(frozen=True)
+class SplitSize:
+    """Sizes of one written split file, as the Hub's ``dataset_info`` records them."""
+
+    num_examples: int
+    num_bytes: int
+    """In-memory Arrow size of the table read back from the file (what ``datasets`` counts)."""
+    file_bytes: int
+    """Size of the Parquet file (``download_size``)."""
+
+
+def split_size(pa: Any, path: Path) -> SplitSize:
+    """Rows, Arrow bytes and file bytes of one written Parquet split file."""
+    table = pa.parquet.read_table(path)
+    return SplitSize(table.num_rows, int(table.nbytes), path.stat().st_size)
 
 
 def is_hf_export(path: str | Path) -> bool:

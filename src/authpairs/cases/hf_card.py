@@ -2,8 +2,10 @@
 
 The YAML front matter is what the Hub reads: ``configs`` (``public`` is the default; each config's
 splits point at its own Parquet files), ``dataset_info`` (features and split sizes per config),
-``license`` and ``pretty_name``. The body describes the configs, the sources with their licences
-and revisions, and how to cite the paper.
+``license`` and ``pretty_name``; every split records ``num_bytes`` and ``num_examples`` as
+``datasets`` counts them, so the card loads without warnings. The body describes the configs and
+each column, the sources with their repositories, revisions and licences, and how to cite the
+paper.
 """
 
 from __future__ import annotations
@@ -15,13 +17,18 @@ import yaml
 
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.hf import (
+    COLUMN_DESCRIPTIONS,
+    CONFIGS,
     DOCUMENT_FIELDS,
     PAPER_CITATION,
     PUBLIC_COLUMNS,
     REFERENCE_COLUMNS,
+    SplitSize,
     licences,
     split_file,
 )
+
+COLUMNS = {"public": PUBLIC_COLUMNS, "reference": REFERENCE_COLUMNS}
 
 
 def hub_license_id(licence: str) -> str:
@@ -43,19 +50,25 @@ def _features(columns: dict[str, str]) -> list[dict[str, Any]]:
     return features
 
 
-def card_metadata(dataset: Dataset, counts: dict[str, int]) -> dict[str, Any]:
-    """The YAML front matter of the card."""
+def card_metadata(dataset: Dataset, counts: dict[str, int],
+                  sizes: dict[str, dict[str, SplitSize]]) -> dict[str, Any]:
+    """The YAML front matter of the card (``sizes``: per config and split, as written)."""
     ids = sorted({hub_license_id(text) for text in licences(dataset)})
     configs, infos = [], []
-    for config, columns in (("public", PUBLIC_COLUMNS), ("reference", REFERENCE_COLUMNS)):
+    for config in CONFIGS:
         entry: dict[str, Any] = {
             "config_name": config,
             "data_files": [{"split": s, "path": split_file(config, s)} for s in counts]}
         if config == "public":
             entry["default"] = True
         configs.append(entry)
-        infos.append({"config_name": config, "features": _features(columns),
-                      "splits": [{"name": s, "num_examples": n} for s, n in counts.items()]})
+        written = sizes[config]
+        infos.append({
+            "config_name": config, "features": _features(COLUMNS[config]),
+            "splits": [{"name": s, "num_bytes": written[s].num_bytes,
+                        "num_examples": written[s].num_examples} for s in counts],
+            "download_size": sum(written[s].file_bytes for s in counts),
+            "dataset_size": sum(written[s].num_bytes for s in counts)})
     return {"pretty_name": f"AuthorizationPairs ({dataset.name})",
             "license": ids[0] if len(ids) == 1 else ids,
             "task_categories": ["text-classification"], "language": ["en"],
@@ -64,17 +77,34 @@ def card_metadata(dataset: Dataset, counts: dict[str, int]) -> dict[str, Any]:
 
 
 def _sources_table(dataset: Dataset) -> str:
-    rows: Counter[tuple[str, str, str]] = Counter(
-        (c.source.track, c.source.revision or "-", c.source.licence or "unspecified")
-        for c in dataset)
-    lines = ["| track | revision | licence | cases |", "|---|---|---|---|"]
-    lines += [f"| {t} | {r} | {lic} | {n} |" for (t, r, lic), n in sorted(rows.items())]
+    rows: Counter[tuple[str, str, str, str]] = Counter(
+        (c.source.track, str(c.reference.facts.get("repository") or "-"),
+         c.source.revision or "-", c.source.licence or "unspecified") for c in dataset)
+    lines = ["| track | repository | revision | licence | cases |", "|---|---|---|---|---|"]
+    lines += [f"| {t} | {repo} | {r} | {lic} | {n} |"
+              for (t, repo, r, lic), n in sorted(rows.items())]
+    repositories = sorted({repo for _, repo, _, _ in rows} - {"-"})
+    if repositories:
+        lines += ["", "Upstream repositories: " + ", ".join(repositories) + "."]
+    if any(repo == "-" for _, repo, _, _ in rows):
+        lines += ["", "Rows without a repository were written for authpairs and ship with it "
+                      "(synthetic scenarios and examples)."]
     return "\n".join(lines)
 
 
-def dataset_card(dataset: Dataset, counts: dict[str, int]) -> str:
-    """The full README.md: YAML front matter plus a short description."""
-    front = yaml.safe_dump(card_metadata(dataset, counts), sort_keys=False, allow_unicode=True)
+def _columns_table(config: str) -> str:
+    lines = ["| column | type | description |", "|---|---|---|"]
+    for name, dtype in COLUMNS[config].items():
+        shown = "list of {" + ", ".join(DOCUMENT_FIELDS) + "}" if dtype == "documents" else dtype
+        lines.append(f"| `{name}` | {shown} | {COLUMN_DESCRIPTIONS[name]} |")
+    return "\n".join(lines)
+
+
+def dataset_card(dataset: Dataset, counts: dict[str, int],
+                 sizes: dict[str, dict[str, SplitSize]]) -> str:
+    """The full README.md: YAML front matter plus a description of configs, columns, sources."""
+    front = yaml.safe_dump(card_metadata(dataset, counts, sizes), sort_keys=False,
+                           allow_unicode=True)
     manifest = dataset.manifest()
     splits = ", ".join(f"{s}: {n}" for s, n in counts.items())
     return f"""---
@@ -95,6 +125,14 @@ Request-level authorization cases exported by `authpairs data export-hf` ({len(d
   `public` to withhold labels from a leaderboard.
 
 Both configs are joined on `case_id`; `position` keeps the dataset's order.
+
+### Columns of `public`
+
+{_columns_table("public")}
+
+### Columns of `reference`
+
+{_columns_table("reference")}
 
 ```python
 from datasets import load_dataset

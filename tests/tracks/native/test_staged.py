@@ -181,3 +181,13 @@ def test_full_track_counts_and_split(full_build: NativeBuild) -> None:
                           "openfga/github", "openfga/human-resources", "openfga/manufacturing",
                           "openfga/multitenant-rbac", "openfga/real-estate",
                           "openfga/superadmin"}
+
+
+def test_cases_name_their_upstream_repository(staged_sources: Path) -> None:
+    from authpairs.tracks.native.build import split_drafts
+    from authpairs.tracks.native.cases import cedar_drafts
+
+    cases = split_drafts(cedar_drafts(label_cedar_tree(staged_sources / "cedar-examples")))
+    assert {c.reference.facts["repository"] for c in cases} == {
+        "https://github.com/cedar-policy/cedar-examples"}
+    assert {c.source.revision for c in cases} == {"ea76414411d92e5f4440f03d57bf78d586f4c0bb"}

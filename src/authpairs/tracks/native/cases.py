@@ -70,6 +70,12 @@ def encoding_hash(policy: Policy, links: Sequence[dict[str, Any]] = ()) -> str:
                        "schema_text": policy.schema_text, "links": list(links)})[:ENCODING_HEX]
 
 
+def _add_repository(facts: dict[str, Any], info: SourceInfo) -> None:
+    """Name the upstream repository in the facts when the provenance knows it."""
+    if info.provenance.repository:
+        facts["repository"] = info.provenance.repository
+
+
 def _label(allowed: bool) -> Label:
     return Label.LAWFUL if allowed else Label.FORBIDDEN
 
@@ -126,6 +132,7 @@ def _fga_draft(run: FgaRun, check: FgaCheck, info: SourceInfo) -> _Draft:
     facts = {"input_sha256": digest, "expected": check.expected, "engine_answer": answer.got,
              "engine": info.engine_version, "test_name": check.test_name,
              "model_files": [p.name for p in run.suite.model_files]}
+    _add_repository(facts, info)
     return _Draft(public.source_id, public, _label(answer.got), check.expected, source,
                   attributes, facts, [locator])
 
@@ -181,6 +188,7 @@ def _cedar_draft(example: CedarExample, request: CedarRequest, answer: CedarAnsw
              "engine_answer": answer.allowed, "engine": info.engine_version,
              "determining_policies": list(answer.reasons), "engine_errors": list(answer.errors),
              "schema_passed": example.schema_text is not None}
+    _add_repository(facts, info)
     return _Draft(public.source_id, public, _label(answer.allowed), request.expected, source,
                   attributes, facts, [relpath])
 
