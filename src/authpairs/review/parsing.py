@@ -10,14 +10,23 @@ against the interface's JSON schema.
 The parser never raises, whatever the text: oversized responses and integers beyond
 :data:`MAX_INT_DIGITS` digits are ``too_large``, nesting deeper than :data:`MAX_DEPTH` is
 ``too_deep``, and lone surrogates are ``invalid_text``.
+
+Helpers shared by every interface, native guardrail formats included: :func:`finish_outcome`
+(one mapping of finish reasons), :func:`text_problem` (the text cap, checked before any other
+work), :func:`ascii_lower` (case folding of ASCII letters only, so that no Unicode look-alike
+becomes a label), :func:`guarded` (a library that raises, even a ``BaseException`` such as a
+pyo3 ``PanicException``, gives an unavailable outcome) and :func:`parse_bare_json` (the strict
+decoder for JSON that must be bare, such as an HTTP guardrail's reply).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import jsonschema
 
@@ -34,9 +43,18 @@ MAX_DEPTH = 64
 """Deeper nesting of arrays/objects is unavailable (``too_deep``)."""
 
 CLEAN_STOPS = frozenset({None, "stop", "eos", "end_turn", "stop_sequence"})
-"""Finish reasons of a complete generation (OpenAI, llama.cpp, Anthropic spellings)."""
+"""Finish reasons of a complete generation (OpenAI, llama.cpp, Anthropic spellings). A missing
+finish reason (None) counts as a clean stop: the text must then still be one whole answer, so a
+cut-off answer is unavailable by its shape."""
 LENGTH_STOPS = frozenset({"length", "max_tokens", "model_length"})
 """Finish reasons of a generation cut at the token limit."""
+FATAL = (KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit)
+"""Exceptions :func:`guarded` (and the run's last line of defence) never swallow: they stop the
+process or the task on purpose."""
+
+T = TypeVar("T")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 class _Unavailable(Exception):
@@ -46,25 +64,60 @@ class _Unavailable(Exception):
         self.detail = detail
 
 
-def finish_outcome(finish_reason: str | None) -> ReviewOutcome | None:
+def finish_outcome(finish_reason: str | None, *, length_ok: bool = False
+                   ) -> ReviewOutcome | None:
     """The unavailable outcome a finish reason implies, or None for a clean stop.
 
-    ``length``/``max_tokens`` -> ``length``; ``stop``/``stop_sequence``/``eos``/``end_turn`` or
-    none -> clean; anything else (``content_filter``, ``tool_calls``, ...) -> ``filtered``.
-    Every interface's parser applies this first.
+    ``length``/``max_tokens``/``model_length`` -> ``length`` (None instead when ``length_ok``:
+    a format whose whole label may end exactly at the limit, the caller then checks the text);
+    ``stop``/``stop_sequence``/``eos``/``end_turn`` or none -> clean; anything else
+    (``content_filter``, ``tool_calls``, ...) -> ``filtered``. Every interface's parser, native
+    guardrail formats included, applies this first.
     """
     if finish_reason in LENGTH_STOPS:
+        if length_ok:
+            return None
         return ReviewOutcome.unavailable(ReasonCode.LENGTH, "generation stopped at max_tokens")
     if finish_reason not in CLEAN_STOPS:
-        return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish_reason}")
+        return ReviewOutcome.unavailable(ReasonCode.FILTERED,
+                                         f"finish_reason {str(finish_reason)[:40]}")
     return None
 
 
-def text_problem(text: str) -> ReviewOutcome | None:
-    """The unavailable outcome for text no parser should read (oversized, not valid Unicode)."""
-    if len(text) > MAX_RESPONSE_CHARS:
+def ascii_lower(text: str) -> str:
+    """``text`` with the ASCII letters A-Z lower-cased and every other character unchanged.
+
+    Labels are compared after this folding only: ``str.lower``/``casefold`` would turn Unicode
+    look-alikes (KELVIN SIGN, LONG S via ``upper``) into ASCII letters.
+    """
+    return text.translate(_ASCII_LOWER)
+
+
+def ascii_upper(text: str) -> str:
+    """``text`` with the ASCII letters a-z upper-cased and every other character unchanged."""
+    return text.translate(_ASCII_UPPER)
+
+
+def guarded(call: Callable[[], T], what: str) -> T | ReviewOutcome:
+    """``call()``, or an unavailable outcome (``parser_error``) when it raises anything but
+    :data:`FATAL`: a library's ``Exception`` or ``BaseException`` (a Rust panic raised through
+    pyo3 is a ``BaseException``) never escapes a parser."""
+    try:
+        return call()
+    except FATAL:
+        raise
+    except BaseException as exc:  # pyo3 panics derive from BaseException, not Exception
+        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
+                                         f"{what} raised {type(exc).__name__}")
+
+
+def text_problem(text: str, limit: int = MAX_RESPONSE_CHARS) -> ReviewOutcome | None:
+    """The unavailable outcome for text no parser should read: longer than ``limit``
+    characters (``too_large``, decided by ``len`` alone, before anything reads the text) or not
+    valid Unicode (``invalid_text``)."""
+    if len(text) > limit:
         return ReviewOutcome.unavailable(ReasonCode.TOO_LARGE,
-                                         f"response longer than {MAX_RESPONSE_CHARS} characters")
+                                         f"response longer than {limit} characters")
     if not _valid_unicode(text):
         return ReviewOutcome.unavailable(ReasonCode.INVALID_TEXT,
                                          "response holds lone surrogates")
@@ -266,5 +319,41 @@ def parse_json_object(text: str | None) -> dict[str, Any] | ReviewOutcome:
         return ReviewOutcome.unavailable(exc.reason, exc.detail)
 
 
-__all__ = ["CLEAN_STOPS", "LENGTH_STOPS", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_RESPONSE_CHARS",
-           "finish_outcome", "parse_json_decision", "parse_json_object", "text_problem"]
+def parse_bare_json(text: str | None) -> Any:
+    """The one JSON value that is the whole ``text`` (surrounding JSON whitespace aside), read
+    with the strict decoder, or an unavailable outcome saying why not.
+
+    No code fence, no prose: for machine replies such as an HTTP guardrail's. Oversized text,
+    duplicate keys, NaN/Infinity, nesting deeper than :data:`MAX_DEPTH`, oversized numbers and
+    lone surrogates are unavailable as in :func:`parse_json_decision`.
+    """
+    text = text or ""
+    problem = text_problem(text)
+    if problem is not None:
+        return problem
+    payload = text.strip(" \t\n\r")
+    if not payload:
+        return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty reply")
+    try:
+        if _too_deep(payload):
+            raise _Unavailable(ReasonCode.TOO_DEEP, f"nesting deeper than {MAX_DEPTH}")
+        try:
+            value, end = _DECODER.raw_decode(payload)
+        except json.JSONDecodeError as exc:
+            raise _Unavailable(ReasonCode.NOT_JSON, f"invalid JSON: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise _Unavailable(ReasonCode.TOO_DEEP, "nesting too deep to decode") from exc
+        except ValueError as exc:
+            raise _Unavailable(ReasonCode.TOO_LARGE, f"unreadable number: {exc}") from exc
+        if payload[end:]:
+            raise _Unavailable(ReasonCode.EXTRA_PROSE, "text after the JSON value")
+        if not _strings_valid(value):
+            raise _Unavailable(ReasonCode.INVALID_TEXT, "a string holds lone surrogates")
+    except _Unavailable as exc:
+        return ReviewOutcome.unavailable(exc.reason, exc.detail)
+    return value
+
+
+__all__ = ["CLEAN_STOPS", "FATAL", "LENGTH_STOPS", "MAX_DEPTH", "MAX_INT_DIGITS",
+           "MAX_RESPONSE_CHARS", "ascii_lower", "ascii_upper", "finish_outcome", "guarded",
+           "parse_bare_json", "parse_json_decision", "parse_json_object", "text_problem"]

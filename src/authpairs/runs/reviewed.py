@@ -15,6 +15,7 @@ from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.models import Case
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
+from authpairs.review.parsing import FATAL
 from authpairs.runs.records import AttemptRecord, CaseRecord
 
 
@@ -52,10 +53,16 @@ class Parser(Protocol):
 
 
 def safe_parse(parser: Parser, response: ChatResponse) -> ReviewOutcome:
-    """The parser's outcome; anything it raises is an *unavailable* outcome, never a crash."""
+    """The parser's outcome; anything it raises is an *unavailable* outcome, never a crash.
+
+    ``BaseException`` subclasses count (a Rust panic raised through pyo3 is one); only
+    :data:`~authpairs.review.parsing.FATAL` (KeyboardInterrupt, SystemExit, task cancellation)
+    propagates."""
     try:
         return parser.parse(response)
-    except Exception as exc:  # parsers must not raise; this is the last line of defence
+    except FATAL:
+        raise
+    except BaseException as exc:  # parsers must not raise; this is the last line of defence
         return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
                                          f"parser raised {type(exc).__name__}")
 

@@ -1,7 +1,8 @@
 """Named parsers for guardrails that answer with a string, and the case request they share.
 
 A Python callable or an HTTP service may answer with text rather than a :class:`Decision`. The
-text goes through a *named parser*: ``label`` (exactly ALLOW, BLOCK or UNKNOWN, case-insensitive),
+text goes through a *named parser*: ``label`` (exactly ALLOW, BLOCK or UNKNOWN, ASCII case
+ignored),
 ``json`` (one strict ``{"decision": ...}`` object), or the name of any registered interface, whose
 strict parser then applies (e.g. ``policyguard`` or ``qwen3guard``).
 """
@@ -15,7 +16,7 @@ from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.labels import normalise
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import parse_json_decision
+from authpairs.review.parsing import ascii_upper, guarded, parse_json_decision, text_problem
 from authpairs.review.schemas import DIRECT_SCHEMA
 
 BASIC_PARSERS = ("label", "json")
@@ -34,8 +35,12 @@ def check_parser(name: str) -> str:
 
 
 def parse_label(text: str) -> ReviewOutcome:
-    """Exactly one of ALLOW, BLOCK, UNKNOWN (surrounding whitespace and case ignored)."""
-    label = normalise(text).upper()
+    """Exactly one of ALLOW, BLOCK, UNKNOWN (surrounding whitespace and ASCII case ignored; no
+    Unicode look-alike letter is folded). Text over the cap is ``too_large`` unread."""
+    problem = text_problem(text)
+    if problem is not None:
+        return problem
+    label = ascii_upper(normalise(text))
     if label in Decision.__members__:
         return ReviewOutcome.decided(Decision(label))
     if not label:
@@ -50,7 +55,9 @@ def parse_with(parser: str, text: str) -> ReviewOutcome:
         return parse_label(text)
     if parser == "json":
         return parse_json_decision(text, "stop", DIRECT_SCHEMA)
-    return get_interface(parser).parse(ChatResponse(text=text, finish_reason="stop"))
+    interface = get_interface(parser)
+    return guarded(lambda: interface.parse(ChatResponse(text=text, finish_reason="stop")),
+                   f"parser {parser}")
 
 
 def case_request(tag: str, case: PublicCase) -> ChatRequest:

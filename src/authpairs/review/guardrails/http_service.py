@@ -11,6 +11,11 @@ HTTP 429 or 5xx raise :class:`~authpairs.errors.TransportError` (recorded as inf
 retried); another 4xx raises :class:`~authpairs.errors.BackendError` and stops the run. A 2xx
 reply that is not JSON, lacks the field, or holds an unknown value is an *unavailable* record
 with a reason code, the raw reply kept as output text.
+
+The reply is read strictly (:func:`~authpairs.review.parsing.parse_bare_json`): one bare JSON
+value of at most ``MAX_RESPONSE_CHARS`` characters; duplicate keys, NaN/Infinity, nesting
+deeper than ``MAX_DEPTH`` and oversized numbers are unavailable, never a decision. ``values``
+keys are matched after ASCII case folding only.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from authpairs.review.guardrails.labels import normalise
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.parsing import ascii_upper, parse_bare_json
 
 
 class HttpGuardrailOptions(BaseModel):
@@ -72,7 +78,7 @@ class HttpGuardrailReviewer:
         self.values: dict[str, Decision] | None = None
         if options.values is not None:
             try:
-                self.values = {normalise(k): Decision(v.upper())
+                self.values = {normalise(k): Decision(ascii_upper(v))
                                for k, v in options.values.items()}
             except ValueError as exc:
                 raise ReviewerError(f"http guardrail: values: {exc}") from None
@@ -119,11 +125,11 @@ class HttpGuardrailReviewer:
                             latency_s=time.perf_counter() - started, endpoint=url)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
-        """The verdict field, through ``values`` or the named parser."""
-        try:
-            body = json.loads(response.text or "")
-        except ValueError:
-            return ReviewOutcome.unavailable(ReasonCode.NOT_JSON, "service reply is not JSON")
+        """The verdict field of the strictly read reply, through ``values`` or the named
+        parser."""
+        body = parse_bare_json(response.text)
+        if isinstance(body, ReviewOutcome):
+            return body.model_copy(update={"detail": f"service reply: {body.detail}"})
         found, value = field_value(body, self.options.field)
         if not found:
             return ReviewOutcome.unavailable(ReasonCode.MISSING_FIELD,

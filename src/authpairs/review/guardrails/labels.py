@@ -1,7 +1,8 @@
 """Shared strict-parsing helpers for native guardrail outputs.
 
 Native guardrails answer with short labels rather than JSON. These helpers check the finish
-reason, split off a leading ``<think>`` block, and normalise whitespace and case. They never guess:
+reason (with the same :func:`~authpairs.review.parsing.finish_outcome` as the JSON interfaces),
+split off a leading ``<think>`` block, and normalise whitespace and ASCII case. They never guess:
 anything that is not exactly one whole label is *unavailable*.
 """
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 import re
 
 from authpairs.backends.base import ChatResponse
-from authpairs.review.outcome import ReasonCode, ReviewOutcome
+from authpairs.review.outcome import ReviewOutcome
+from authpairs.review.parsing import CLEAN_STOPS, ascii_lower, finish_outcome
 
-CLEAN_FINISH = (None, "stop", "eos", "end_turn")
-"""Finish reasons of a generation that ended by itself."""
+CLEAN_FINISH = CLEAN_STOPS
+"""Finish reasons of a generation that ended by itself (the JSON interfaces' set)."""
 
 _THINK = re.compile(r"\A\s*<think>(?P<reasoning>.*?)</think>(?P<answer>.*)\Z", re.DOTALL)
 
@@ -21,15 +23,11 @@ _THINK = re.compile(r"\A\s*<think>(?P<reasoning>.*?)</think>(?P<answer>.*)\Z", r
 def finish_problem(finish_reason: str | None, *, length_ok: bool = False) -> ReviewOutcome | None:
     """An unavailable outcome for an unusable finish reason, or None when it is usable.
 
-    ``length_ok`` accepts ``length`` (the caller then requires a whole label in the text).
+    :func:`~authpairs.review.parsing.finish_outcome`, the mapping every interface shares;
+    ``length_ok`` accepts a stop at the token limit (the caller then requires a whole label in
+    the text).
     """
-    if finish_reason == "length":
-        if length_ok:
-            return None
-        return ReviewOutcome.unavailable(ReasonCode.LENGTH, "generation stopped at max_tokens")
-    if finish_reason not in CLEAN_FINISH:
-        return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish_reason}")
-    return None
+    return finish_outcome(finish_reason, length_ok=length_ok)
 
 
 def split_think(text: str) -> tuple[str, str | None] | None:
@@ -50,8 +48,9 @@ def split_think(text: str) -> tuple[str, str | None] | None:
 
 
 def normalise(text: str) -> str:
-    """Lower-case, with runs of whitespace collapsed to one space and the ends trimmed."""
-    return " ".join(text.split()).lower()
+    """ASCII letters lower-cased (no other character changes), runs of whitespace collapsed to
+    one space and the ends trimmed."""
+    return ascii_lower(" ".join(text.split()))
 
 
 def think_as_reasoning(response: ChatResponse) -> ChatResponse:

@@ -9,6 +9,7 @@ from authpairs.cases.models import PublicCase
 from authpairs.review.guardrails.labels import finish_problem
 from authpairs.review.interfaces import ReviewInterface
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
+from authpairs.review.parsing import MAX_RESPONSE_CHARS, guarded, text_problem
 from authpairs.review.templates import render
 
 
@@ -17,12 +18,15 @@ class NativeInterface(ReviewInterface):
 
     Subclasses list their ``template_files`` (hashed into the run), render the public case with
     them, and implement :meth:`parse_text`. ``length_ok`` lets a parser accept a whole label that
-    ends exactly at the output limit (PolicyGuard).
+    ends exactly at the output limit (PolicyGuard). ``max_chars`` caps the text: a longer answer
+    is ``too_large`` before :meth:`parse_text` (or any library) sees it. Anything
+    :meth:`parse_text` raises, a library's ``BaseException`` included, is ``parser_error``.
     """
 
     template_files: ClassVar[tuple[str, ...]]
     answer_schema: ClassVar[dict[str, Any]] = {}
     length_ok: ClassVar[bool] = False
+    max_chars: ClassVar[int] = MAX_RESPONSE_CHARS
 
     def templates(self) -> list[str]:
         """The template files this interface renders."""
@@ -38,13 +42,18 @@ class NativeInterface(ReviewInterface):
         return render(template, **self.context(case), **extra)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
-        """Check the finish reason and emptiness, then parse the label strictly."""
+        """Check the finish reason, the text cap and emptiness, then parse the label strictly."""
         problem = finish_problem(response.finish_reason, length_ok=self.length_ok)
         if problem is not None:
             return problem
-        if response.text is None or not response.text.strip():
+        text = response.text or ""
+        problem = text_problem(text, self.max_chars)
+        if problem is not None:
+            return problem
+        if not text.strip():
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty response")
-        return self.parse_text(response.text, response.finish_reason)
+        return guarded(lambda: self.parse_text(text, response.finish_reason),
+                       f"{self.name} parser")
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """Map a non-empty answer to a decision, or to unavailable with a reason code."""

@@ -45,9 +45,9 @@ from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
-from authpairs.review.guardrails.labels import CLEAN_FINISH
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.parsing import LENGTH_STOPS, finish_outcome, guarded, text_problem
 from authpairs.review.templates import render, template_sha256
 
 TASK = "self_check_input"
@@ -397,11 +397,16 @@ class NemoSelfCheckReviewer:
         """Recognised -> NeMo's Boolean (a cut answer too); fallback and no output ->
         unavailable, kept apart."""
         finish = response.finish_reason
-        if finish not in CLEAN_FINISH and finish != "length":
-            return ReviewOutcome.unavailable(ReasonCode.FILTERED, f"finish_reason {finish}")
+        stopped = finish_outcome(finish, length_ok=True)
+        if stopped is not None:
+            return stopped
+        cut = finish in LENGTH_STOPS
         text = response.text or ""
+        problem = text_problem(text)
+        if problem is not None:
+            return problem
         if not text.strip():
-            if finish == "length":
+            if cut:
                 return ReviewOutcome.unavailable(
                     ReasonCode.LENGTH, "NeMo: no output before the token limit")
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "NeMo: no output")
@@ -415,9 +420,12 @@ class NemoSelfCheckReviewer:
         if allowed is None:  # a replayed or foreign response: apply NeMo's own parser
             from nemoguardrails.llm.output_parsers import is_content_safe
 
-            allowed = bool(is_content_safe(text)[0])
+            verdict = guarded(lambda: bool(is_content_safe(text)[0]), "NeMo is_content_safe")
+            if isinstance(verdict, ReviewOutcome):
+                return verdict
+            allowed = verdict
         outcome = ReviewOutcome.decided(Decision.ALLOW if allowed else Decision.BLOCK)
-        if finish == "length":
+        if cut:
             return outcome.model_copy(update={
                 "detail": f"NeMo recognised {word!r} in an answer cut at the token limit"})
         return outcome

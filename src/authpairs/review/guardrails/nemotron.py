@@ -33,7 +33,7 @@ from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.labels import split_think, think_as_reasoning
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import parse_json_object
+from authpairs.review.parsing import ascii_lower, parse_json_object
 
 FAMILIES = ("content-safety", "reasoning-4b", "nemoguard-8b")
 """The NVIDIA model families ``interface_options.family`` may name."""
@@ -46,15 +46,18 @@ _TEMPLATES: dict[str, tuple[str, ...]] = {
                      "operation.j2"),
 }
 
-# NeMo's verdict patterns (output_parsers.py, 0.24.1), applied with the same flags so that a
-# field NeMo recognises is the field authpairs recognises, Unicode case folding included.
+# NeMo's duplicate-field patterns (output_parsers.py, 0.24.1), applied with NeMo's own flags
+# (Unicode case folding) so that every answer NeMo refuses as a repeated field is refused here.
 _MENTION = {field: re.compile(rf"{re.escape(field)}\s*:\s*(safe|unsafe)\b", re.IGNORECASE)
             for field in ("User Safety", "Response Safety")}
-_VERDICT_LINE = re.compile(r"User Safety[ \t]*:[ \t]*(?P<value>safe|unsafe)[ \t]*",
-                           re.IGNORECASE)
-_CATEGORIES_LINE = re.compile(r"Safety Categories[ \t]*:[ \t]*(?P<names>.*)", re.IGNORECASE)
-_PROMPT_HARM = re.compile(r"Prompt harm[ \t]*:[ \t]*(?P<value>\w+)[ \t]*", re.IGNORECASE)
-_RESPONSE_HARM = re.compile(r"Response harm[ \t]*:[ \t]*(?P<value>\w+)[ \t]*", re.IGNORECASE)
+# The fields a decision is read from: case-folded in ASCII only (re.ASCII), so a Unicode
+# look-alike letter (LONG S, KELVIN SIGN) never makes a field or a label. NeMo folds Unicode
+# case too; matching less than NeMo only ever makes an answer unavailable.
+_FOLD = re.IGNORECASE | re.ASCII
+_VERDICT_LINE = re.compile(r"User Safety[ \t]*:[ \t]*(?P<value>safe|unsafe)[ \t]*", _FOLD)
+_CATEGORIES_LINE = re.compile(r"Safety Categories[ \t]*:[ \t]*(?P<names>.*)", _FOLD)
+_PROMPT_HARM = re.compile(r"Prompt harm[ \t]*:[ \t]*(?P<value>\w+)[ \t]*", _FOLD)
+_RESPONSE_HARM = re.compile(r"Response harm[ \t]*:[ \t]*(?P<value>\w+)[ \t]*", _FOLD)
 _HARM = {"unharmful": Decision.ALLOW, "harmful": Decision.BLOCK}
 _SAFETY = {"safe": Decision.ALLOW, "unsafe": Decision.BLOCK}
 _JSON_WHITESPACE = " \t\n\r"
@@ -136,8 +139,8 @@ def parse_content_safety(answer: str) -> ReviewOutcome:
     if verdict is None:
         return ReviewOutcome.unavailable(
             ReasonCode.NO_LABEL, f"first line {lines[0][:60]!r} is not 'User Safety: safe|unsafe'")
-    label = verdict.group("value").lower()
-    if label not in _SAFETY:  # a look-alike letter NeMo matches but never reads as safe
+    label = ascii_lower(verdict.group("value"))
+    if label not in _SAFETY:  # defensive: the ASCII-only pattern admits only safe/unsafe
         return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
                                          f"verdict {verdict.group('value')!r} is not ASCII")
     rest = [line for line in lines[1:] if line.strip()]
@@ -145,7 +148,7 @@ def parse_content_safety(answer: str) -> ReviewOutcome:
         return ReviewOutcome.decided(_SAFETY[label])
     categories = _CATEGORIES_LINE.fullmatch(rest[0].strip())
     if categories is None or len(rest) > 1:
-        reason = (ReasonCode.EXTRA_FIELD if "response safety" in rest[0].lower()
+        reason = (ReasonCode.EXTRA_FIELD if "response safety" in ascii_lower(rest[0])
                   else ReasonCode.EXTRA_PROSE)
         return ReviewOutcome.unavailable(reason, f"unexpected line {rest[0][:60]!r}")
     if label == "safe":
@@ -170,7 +173,7 @@ def parse_prompt_harm(answer: str) -> ReviewOutcome:
     if harm is None:
         return ReviewOutcome.unavailable(
             ReasonCode.NO_LABEL, f"first line {lines[0][:60]!r} is not 'Prompt harm: ...'")
-    label = harm.group("value").lower()
+    label = ascii_lower(harm.group("value"))
     if label not in _HARM:
         return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
                                          f"prompt harm {harm.group('value')[:40]!r} is not "
@@ -208,7 +211,7 @@ def parse_nemoguard_json(answer: str, *, stripped: bool) -> ReviewOutcome:
     for key in _JSON_KEYS:
         if key in value and not isinstance(value[key], str):
             return ReviewOutcome.unavailable(ReasonCode.WRONG_TYPE, f"{key!r} not a string")
-    label = verdict.lower()
+    label = ascii_lower(verdict)
     if label not in _SAFETY:
         return ReviewOutcome.unavailable(ReasonCode.INVALID_VALUE,
                                          f"'User Safety' is {verdict[:40]!r}")

@@ -19,6 +19,7 @@ from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.parsing import LENGTH_STOPS, ascii_lower
 
 OUTPUT_LIMIT = 4
 LABEL_SETS: dict[str, dict[str, Decision]] = {
@@ -58,7 +59,7 @@ class PolicyGuardInterface(NativeInterface):
         label = text.strip()
         if label in self.accepted:
             return ReviewOutcome.decided(self.accepted[label])
-        if finish_reason == "length":
+        if finish_reason in LENGTH_STOPS:
             return ReviewOutcome.unavailable(ReasonCode.LENGTH,
                                              f"partial label {label[:40]!r} at the limit")
         return ReviewOutcome.unavailable(ReasonCode.NO_LABEL, self._why_not(label))
@@ -70,6 +71,6 @@ class PolicyGuardInterface(NativeInterface):
             if other != self.labels and label in labels:
                 return (f"{label!r} is a '{other}' label; labels: {self.labels} accepts only "
                         f"{accepted}")
-        if label.lower() in self.accepted:
+        if ascii_lower(label) in self.accepted:
             return f"{label[:40]!r}: labels are lower case ({accepted})"
         return f"{label[:40]!r} is not {accepted}"

@@ -11,11 +11,18 @@ ALLOW). The analysis channel is never searched for a label; its tokens are recor
 Harmony's own readers (``parse_messages_from_completion_tokens`` and the streaming parser) take
 the last final-channel message; authpairs is stricter -- one final message, last, addressed to no
 one -- and never decides where they would not (format card ``safeguard``).
+
+Harmony's tokenizer costs time superlinear in the length of one unbroken run of characters (and
+panics with a Rust ``PanicException``, a ``BaseException``, on some long inputs), so the answer
+is checked by :func:`harmony_text_problem` before Harmony sees it: at most
+:data:`MAX_HARMONY_CHARS` characters, no run of more than :data:`MAX_HARMONY_RUN` characters
+without a change between whitespace and non-whitespace. Anything Harmony raises is unavailable.
 """
 
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
@@ -24,7 +31,14 @@ from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.parsing import FATAL, guarded, text_problem
 
+MAX_HARMONY_CHARS = 64_000
+"""Longest Harmony answer parsed (about 15,000 tokens of prose); longer is ``too_large``."""
+MAX_HARMONY_RUN = 1_000
+"""Longest run of only whitespace or only non-whitespace characters Harmony is given; a longer
+run is ``too_large`` (the tokenizer's cost grows with the square of a run's length)."""
+_LONG_RUN = re.compile(rf"\S{{{MAX_HARMONY_RUN + 1}}}|\s{{{MAX_HARMONY_RUN + 1}}}")
 PAPER_RENDERING_DATE = "2026-10-10"
 REASONING_EFFORTS = ("low", "medium", "high")
 _LABELS = {"1": Decision.BLOCK, "0": Decision.ALLOW}
@@ -41,6 +55,19 @@ def parse_harmony(text: str) -> list[Any]:
     return messages
 
 
+def harmony_text_problem(text: str) -> ReviewOutcome | None:
+    """The unavailable outcome for text Harmony must not be given (see the module notes), or
+    None. Costs one ``len`` and one regular-expression scan, never a tokenizer call."""
+    problem = text_problem(text, MAX_HARMONY_CHARS)
+    if problem is not None:
+        return problem
+    if _LONG_RUN.search(text) is not None:
+        return ReviewOutcome.unavailable(
+            ReasonCode.TOO_LARGE, f"a run of more than {MAX_HARMONY_RUN} characters without "
+            "whitespace (or of whitespace only)")
+    return None
+
+
 def message_text(message: Any) -> str:
     """The concatenated text content of a Harmony message."""
     return "".join(getattr(part, "text", "") or "" for part in message.content)
@@ -50,6 +77,7 @@ class SafeguardInterface(NativeInterface):
     """gpt-oss-safeguard: Harmony prompt, raw completion, final-channel 0/1 label."""
 
     name = "safeguard"
+    max_chars = MAX_HARMONY_CHARS
     template_files = ("safeguard_policy.j2", "safeguard_user.j2", "policy.j2", "operation.j2")
     output_contract: ClassVar[str] = (
         "Harmony completion; exactly one final-channel message whose whole content is 1 "
@@ -89,18 +117,24 @@ class SafeguardInterface(NativeInterface):
                            options={"skip_special_tokens": False})
 
     def finish(self, response: ChatResponse) -> ChatResponse:
-        """Record the analysis (non-final) channel text and its token count as reasoning."""
-        if not response.text:
+        """Record the analysis (non-final) channel text and its token count as reasoning.
+
+        Never raises: text Harmony must not be given, or that Harmony fails on (a malformed
+        answer, a panic), leaves the response as it came; :meth:`parse` classifies it."""
+        text = response.text
+        if not text or harmony_text_problem(text) is not None:
             return response
-        try:
-            messages = parse_harmony(response.text)
-        except Exception:  # malformed Harmony: parse() classifies it; keep the raw response
+
+        def reasoning() -> tuple[list[str], int]:
+            thinking = [message_text(m) for m in parse_harmony(text) if m.channel != "final"]
+            encoding = harmony_encoding()
+            return thinking, sum(len(encoding.encode(t, allowed_special="all"))
+                                 for t in thinking)
+
+        found = guarded(reasoning, "Harmony")
+        if isinstance(found, ReviewOutcome) or not found[0]:
             return response
-        thinking = [message_text(m) for m in messages if m.channel != "final"]
-        if not thinking:
-            return response
-        encoding = harmony_encoding()
-        count = sum(len(encoding.encode(t, allowed_special="all")) for t in thinking)
+        thinking, count = found
         return response.model_copy(update={
             "reasoning": response.reasoning or "\n".join(thinking),
             "reasoning_tokens": response.reasoning_tokens or count})
@@ -109,10 +143,18 @@ class SafeguardInterface(NativeInterface):
         """Harmony's parser; the single final message must be exactly ``0`` or ``1``."""
         import openai_harmony
 
+        problem = harmony_text_problem(text)
+        if problem is not None:
+            return problem
         try:
             messages = parse_harmony(text)
         except openai_harmony.HarmonyError as exc:
-            return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {exc}")
+            return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
+        except FATAL:
+            raise
+        except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
+            return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
+                                             f"Harmony raised {type(exc).__name__}")
         finals = [i for i, m in enumerate(messages) if m.channel == "final"]
         if not finals:
             return ReviewOutcome.unavailable(ReasonCode.NO_FINAL_CHANNEL,
