@@ -83,21 +83,25 @@ async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
                                 deadline_s=config.reviewer.backend.deadline_s,
                                 infra_retries=config.infra_retries)
             agent = AgentSession(run_id, cases, runner, store)
-            try:
+
+            def ready() -> None:
                 if on_ready is not None:
                     on_ready(run_id)
+
+            try:
                 if transport == "stdio":
-                    await _serve_stdio(agent)
+                    await _serve_stdio(agent, ready)
                 else:
-                    await _serve_http(agent, port)
+                    await _serve_http(agent, port, ready)
             finally:
                 stored = agent.close()
                 log.info("run %s: %d case record(s) stored", run_id, len(stored))
     return run_id
 
 
-async def _serve_stdio(agent: AgentSession) -> None:
-    """Serve one client on stdin/stdout; SIGTERM ends the session like a closed stdin."""
+async def _serve_stdio(agent: AgentSession, ready: Callable[[], None]) -> None:
+    """Serve one client on stdin/stdout; SIGTERM ends the session like a closed stdin (its
+    handler is in place before ``ready`` is called)."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(agent)
@@ -107,6 +111,7 @@ async def _serve_stdio(agent: AgentSession) -> None:
     if handled:
         assert task is not None
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    ready()
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -119,7 +124,7 @@ async def _serve_stdio(agent: AgentSession) -> None:
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _serve_http(agent: AgentSession, port: int) -> None:
+async def _serve_http(agent: AgentSession, port: int, ready: Callable[[], None]) -> None:
     """Serve streamable HTTP on 127.0.0.1:``port`` (path ``/mcp``) until SIGINT/SIGTERM."""
     import uvicorn
 
@@ -145,6 +150,7 @@ async def _serve_http(agent: AgentSession, port: int) -> None:
                     signal.signal(sig, handler)
 
     server = _Server(uvicorn.Config(app, **settings))
+    ready()
     log.warning("serving MCP on http://%s:%d%s", HTTP_HOST, port, MCP_PATH)
     with contextlib.suppress(asyncio.CancelledError):
         await server.serve()
