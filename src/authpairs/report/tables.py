@@ -189,8 +189,9 @@ def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
             flat = dict(row)
             flat["unavailable_by_reason"] = json.dumps(row["unavailable_by_reason"],
                                                        sort_keys=True)
-            if "unverified_runs" in flat:
-                flat["unverified_runs"] = "|".join(flat["unverified_runs"])
+            unverified = flat.get("unverified_runs")
+            if isinstance(unverified, list):
+                flat["unverified_runs"] = "|".join(str(r) for r in unverified)
             writer.writerow(flat)
     return [json_path, csv_path]
 

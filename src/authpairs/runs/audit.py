@@ -178,9 +178,11 @@ def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
 
 def _int(value: object) -> int:
     """A stored integer column, or -1 when a tampered row holds something else."""
+    if isinstance(value, int):
+        return value
     try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+        return int(str(value))
+    except ValueError:
         return -1
 
 
