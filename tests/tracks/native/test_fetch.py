@@ -125,6 +125,12 @@ def test_fetch_from_a_git_mirror_and_provenance(tiny: tuple[Path, SourcesManifes
     assert fga.commit_for("stores/lib/store.fga.yaml") == FGA_COMMIT
     again = fetch_sources(dest, str(tmp_path / "mirror"), manifest=manifest)
     assert again.already_present
+    # a git URL is cloned (here a bare copy of the mirror, by file URL)
+    subprocess.run(["git", "clone", "-q", "--bare", str(tmp_path / "mirror"),
+                    str(tmp_path / "bare.git")], check=True)
+    cloned = fetch_sources(tmp_path / "cloned", (tmp_path / "bare.git").as_uri(),
+                           manifest=manifest)
+    assert revision in cloned.origin and check_tree(tmp_path / "cloned", manifest) == []
 
 
 def test_a_wrong_file_names_the_file_and_both_hashes(tiny: tuple[Path, SourcesManifest],
@@ -188,6 +194,8 @@ def test_an_occupied_destination_needs_force(tiny: tuple[Path, SourcesManifest],
         fetch_sources(dest, str(src), manifest=manifest)
     fetch_sources(dest, str(src), force=True, manifest=manifest)
     assert check_tree(dest, manifest) == [] and (dest / "notes.txt").read_text() == "mine"
+    with pytest.raises(SourcesError, match="not a folder"):
+        fetch_sources(dest / "notes.txt", str(src), manifest=manifest)
 
 
 def test_resolution_falls_back_to_the_fetch_destination(monkeypatch: pytest.MonkeyPatch,

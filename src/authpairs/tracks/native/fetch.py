@@ -13,7 +13,8 @@ Origins:
   archive of it);
 * a local folder laid out like the sources folder (``openfga-sample-stores/...``,
   ``cedar-examples/...``), e.g. a copy made on another machine;
-* a git repository with that layout, local or a git URL, read at ``revision`` (default ``HEAD``);
+* a git repository with that layout, a local one or any git URL ending in ``.git`` (cloned),
+  read at ``revision`` (default ``HEAD``);
 * an HTTP(S) or ``file://`` URL of such a folder, or a URL / path template with the
   placeholders ``{tree}``, ``{repository}``, ``{commit}``, ``{path}`` (path inside the upstream
   repository) and ``{source_path}`` (``{tree}/{path}``).
@@ -37,6 +38,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -59,6 +61,7 @@ UPSTREAM_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 """Where a file of an upstream repository lives at one commit (the default origin)."""
 DOCS_PAGE = "docs/datasets/sources.md"
 URL_TIMEOUT_S = 60.0
+READ_WORKERS = 8
 _PLACEHOLDERS = ("{tree}", "{repository}", "{commit}", "{path}", "{source_path}")
 _COPIES = re.compile(r"^- (`[^`]+`(?: and `[^`]+`)*): unchanged copies from git commit "
                      r"`([0-9a-f]{40})`", re.MULTILINE)
@@ -344,6 +347,13 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
                   else _path_template_reader(origin, manifest))
         yield reader, f"the mirror template {origin}"
         return
+    if _is_git_url(origin):
+        with tempfile.TemporaryDirectory(prefix="authpairs-git-") as tmp:
+            _git(["clone", "--quiet", "--bare", origin, tmp])
+            commit = _git(["rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=Path(tmp))
+            yield (_git_reader(Path(tmp), revision, manifest, origin),
+                   f"the git repository {origin} at {revision} ({commit.decode().strip()})")
+        return
     local = Path(urllib.request.url2pathname(parsed.path)) if parsed.scheme == "file" \
         else None if is_url else Path(origin)
     if local is not None and local.is_dir() and _is_git_dir(local):
@@ -353,15 +363,9 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
         return
     if local is not None and not is_url:
         if not local.is_dir():
-            raise SourcesError(local, "the mirror folder does not exist")
+            raise SourcesError(local, "the mirror folder does not exist (a mirror is a folder, "
+                                      "a git repository, a URL or a URL template)")
         yield _folder_reader(local), f"the mirror folder {local.resolve()}"
-        return
-    if _is_git_url(origin):
-        with tempfile.TemporaryDirectory(prefix="authpairs-git-") as tmp:
-            _git(["clone", "--quiet", "--bare", origin, tmp])
-            commit = _git(["rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=Path(tmp))
-            yield (_git_reader(Path(tmp), revision, manifest, origin),
-                   f"the git repository {origin} at {revision} ({commit.decode().strip()})")
         return
     base = origin.rstrip("/")
     yield _url_reader(base + "/{source_path}", manifest), f"the mirror {base}"
@@ -428,6 +432,8 @@ def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,
     manifest = manifest or load_manifest()
     target = Path(dest) if dest is not None else default_fetch_dest()
     total = sum(f.size for f in manifest.files)
+    if target.exists() and not target.is_dir():
+        raise SourcesError(target, "exists and is not a folder")
     if target.is_dir() and any(target.iterdir()):
         problems = check_tree(target, manifest)
         if not problems:
@@ -443,8 +449,11 @@ def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,
             tempfile.TemporaryDirectory(prefix=f".{target.name}.partial-",
                                         dir=target.parent) as tmp:
         staging = Path(tmp)
-        for entry in manifest.files:
-            data = read(entry)
+        # Downloads overlap (one request per file); results come back in manifest order, so
+        # the first bad file in that order is the one reported.
+        with ThreadPoolExecutor(max_workers=READ_WORKERS) as pool:
+            contents = list(pool.map(read, manifest.files))
+        for entry, data in zip(manifest.files, contents, strict=True):
             got = sha256_bytes(data)
             if got != entry.sha256:
                 raise SourcesError(entry.path, f"SHA-256 mismatch: the manifest expects "
