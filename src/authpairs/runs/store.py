@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from pydantic import BaseModel, ValidationError
+
 from authpairs.errors import RecordsError
 from authpairs.processes import pid_alive
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
@@ -149,6 +151,24 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
     for statement in _AGENT_TABLES:
         conn.execute(statement)
     conn.execute("PRAGMA user_version=4")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_record(model: type[M], text: str) -> M:
+    """A stored record (ASCII-only canonical JSON) as ``model``.
+
+    pydantic's JSON reader refuses an escaped lone surrogate (``\\ud800``), which records hold
+    whenever a model or guardrail returned one; such text is decoded by the json module, which
+    keeps it, and validated from the decoded value.
+    """
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        if not any(error["type"] == "json_invalid" for error in exc.errors()):
+            raise
+    return model.model_validate(json.loads(text))
 
 
 def _dumps(value: Any) -> str:
@@ -561,7 +581,7 @@ class RecordStore:
             (run_id,))
         for case_id, text in rows:
             try:
-                yield CaseRecord.model_validate_json(text)
+                yield read_record(CaseRecord, text)
             except ValueError as exc:
                 raise RecordsError(f"{self.path}: run '{run_id}', case '{case_id}': unreadable "
                                    f"record ({str(exc).splitlines()[0]}); run 'authpairs audit'"
@@ -575,7 +595,7 @@ class RecordStore:
             sql += " AND case_id=?"
             args += (case_id,)
         rows = self._conn.execute(sql + " ORDER BY seq", args)
-        return [AttemptRecord.model_validate_json(r[0]) for r in rows]
+        return [read_record(AttemptRecord, r[0]) for r in rows]
 
     def add_agent_call(self, run_id: str, case_id: str, call_no: int, text: str) -> None:
         """Store one agent tool call (its record as canonical JSON text, with the text's
@@ -602,7 +622,7 @@ class RecordStore:
         rows = self._conn.execute(
             "SELECT input_sha256, record_json FROM attempts WHERE run_id=? AND kind='formal'",
             (run_id,))
-        return {r[0]: AttemptRecord.model_validate_json(r[1]) for r in rows}
+        return {r[0]: read_record(AttemptRecord, r[1]) for r in rows}
 
     def chain_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Every chained entry of a run (case records and attempts) in chain order, one at a
