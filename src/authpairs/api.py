@@ -335,10 +335,11 @@ def load_dataset(name: str | Path, split: str | None = None,
 
 
 def open_records(path: str | Path = DEFAULT_RECORDS) -> RecordStore:
-    """Open a records file (use as a context manager): ``list_runs``, ``case_records``, ..."""
+    """Open a records file for reading (use as a context manager): ``list_runs``,
+    ``case_records``, ...; works on read-only files and never creates one."""
     from authpairs.runs.store import RecordStore
 
-    return RecordStore(Path(path))
+    return RecordStore(Path(path), readonly=True)
 
 
 def records_of(records: Records, default_records: str | Path = DEFAULT_RECORDS
