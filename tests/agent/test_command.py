@@ -12,6 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from authpairs.cli import app
+from authpairs.runs.records import RunInfo
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import LAWFUL
 
@@ -28,6 +29,17 @@ def test_an_unknown_case_or_transport_is_an_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["mcp", "serve", "--dataset", "examples", "--transport", "sse",
                                  "--baseline", "always-allow", "--records", str(records)])
     assert result.exit_code == 2 and "stdio or http" in result.output
+
+
+def test_a_serve_session_does_not_reuse_a_run(tmp_path: Path) -> None:
+    records = tmp_path / "r.sqlite"
+    with RecordStore(records) as store:
+        store.open_run(RunInfo(run_id="taken", created_at="t", config={}, config_sha256="c",
+                               manifest={}, manifest_sha256="m", expected_case_ids=[LAWFUL]))
+    result = runner.invoke(app, ["mcp", "serve", "--dataset", "examples", "--case", LAWFUL,
+                                 "--baseline", "always-allow", "--records", str(records),
+                                 "--run-id", "taken"])
+    assert result.exit_code == 2 and "run 'taken' already exists" in result.output
 
 
 def test_sigterm_ends_a_stdio_session_cleanly(tmp_path: Path) -> None:

@@ -77,6 +77,10 @@ async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
         reviewer = await make_reviewer(config.reviewer, stack)
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
+            if store.get_run(run_id) is not None:
+                # A serve session is a run of its own: its calls are numbered from 1.
+                raise ConfigError(f"run '{run_id}' already exists in {config.records}; a serve "
+                                  "session starts a new run: choose another --run-id")
             store.open_run(run_info(run_id, config, reviewer, cases, transport))
             enforcer = sync_stack.enter_context(make_enforcer(config))
             runner = CaseRunner(reviewer, enforcer=enforcer,
