@@ -16,7 +16,8 @@ def load_native_dataset(sources: Path | None = None, split: str | None = None,
 
     With ``cache`` (or ``$AUTHPAIRS_NATIVE_CASES``) pointing at a JSONL file written by
     ``authpairs data build-native``, the cases are read from it and no engine runs; otherwise the
-    track is built from ``sources`` (default: ``$AUTHPAIRS_SOURCES`` or ``../shared/sources``).
+    track is built from ``sources`` (default: ``$AUTHPAIRS_SOURCES``, ``../shared/sources`` when
+    it exists, else where ``authpairs data fetch-sources`` puts them).
     """
     cache_path = cache if cache is not None else os.environ.get(CACHE_ENV)
     if cache_path and sources is None:
