@@ -94,3 +94,26 @@ def test_the_decisive_record_is_the_first_that_went_through(tmp_path: Path) -> N
     assert decisive([blocked, allowed, later]) is allowed
     assert decisive([blocked, record(4, "BLOCK")]).input_sha256 == "4"
     assert isinstance(AgentCall.model_fields["proposal"].annotation, type)
+
+
+async def test_a_reviewer_that_cannot_answer_makes_the_call_unavailable(
+        tmp_path: Path) -> None:
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.backends.scripted import ScriptedBackend
+    from authpairs.errors import BackendError
+    from authpairs.review.interfaces import get_interface
+    from authpairs.review.reviewers import ModelReviewer
+
+    def refuse(request: object) -> str:
+        raise BackendError("HTTP 401 from the model server")
+
+    reviewer = ModelReviewer(get_interface("direct"), ScriptedBackend(refuse), SamplingConfig())
+    cases = Dataset("examples", [c for c in load_examples() if c.case_id == LAWFUL])
+    with RecordStore(tmp_path / "r.sqlite") as store, LocalEnforcer(tmp_path) as enforcer:
+        store.open_run(RunInfo(run_id="r", created_at="t", config={}, config_sha256="c",
+                               manifest={}, manifest_sha256="m", expected_case_ids=[LAWFUL]))
+        session = AgentSession("r", cases, CaseRunner(reviewer, enforcer=enforcer), store)
+        call = await session.call(LAWFUL, "ledger_transfer", REFUND)
+        assert call.result is CallResult.UNAVAILABLE and "401" in (call.error or "")
+        assert agent_calls(store, "r") == [call]
+        assert session.close() == []

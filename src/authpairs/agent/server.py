@@ -20,6 +20,7 @@ changes nothing. How the case was chosen is recorded with the call (``selected_b
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -75,6 +76,13 @@ class CaseSelection:
         if self._only is not None:
             return self._only, "only"
         return None, "no current case: get the prompt of a case first (prompts/list names them)"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("authpairs")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 def _text(text: str) -> types.TextContent:
@@ -140,7 +148,7 @@ def build_server(agent: AgentSession) -> Server[Any]:
             description=f"The task of case {params.name}",
             messages=[types.PromptMessage(role="user", content=_text(task_text(case.public)))])
 
-    return Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                  on_call_tool=call_tool, on_list_resources=list_resources,
-                  on_read_resource=read_resource, on_list_prompts=list_prompts,
-                  on_get_prompt=get_prompt)
+    return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_read_resource=read_resource,
+                  on_list_prompts=list_prompts, on_get_prompt=get_prompt)

@@ -21,6 +21,7 @@ What is recorded, in the run's records file:
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +30,14 @@ from authpairs.agent.tools import proposed_descriptor, same_operation
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import descriptor_problems
 from authpairs.cases.models import Case, EffectDescriptor
+from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
 from authpairs.runs.reviewed import Review, build_records
 from authpairs.runs.store import RecordStore
+
+log = logging.getLogger("authpairs.agent")
 
 
 class UnknownCaseError(KeyError):
@@ -105,7 +109,14 @@ class AgentSession:
         """Review and enforce the proposed operation; store its attempts."""
         proposed_case = case.model_copy(
             update={"public": case.public.model_copy(update={"effect": proposed})})
-        review = await self.runner.review(proposed_case)
+        try:
+            review = await self.runner.review(proposed_case)
+        except (BackendError, ReviewerError) as exc:
+            # A reviewer that cannot answer at all (a non-retryable backend error) stops an
+            # 'authpairs run'; here the call is recorded as unavailable and the agent goes on.
+            log.warning("case %s, call %d: reviewer failed: %s", case.case_id,
+                        base["call_no"], exc)
+            return AgentCall(**base, result=CallResult.UNAVAILABLE, error=str(exc)[:500])
         record, attempts = build_records(self.run_id, proposed_case, review)
         numbered = [attempt.model_copy(update={"attempt_no": state.attempts + index})
                     for index, attempt in enumerate(attempts, start=1)]
