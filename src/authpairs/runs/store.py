@@ -216,6 +216,17 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
 
 
+def wal_pending(path: Path) -> bool:
+    """True when ``path`` has a non-empty WAL file beside it (commits not yet copied into the
+    file, e.g. after a writer was killed): an immutable open would not see them, so a reader
+    opens it ``mode=ro`` and SQLite reads the WAL through the existing side files."""
+    wal = Path(f"{path.resolve()}-wal")
+    try:
+        return wal.stat().st_size > 0
+    except OSError:
+        return False
+
+
 class RecordStore:
     """Append-only SQLite store for run records.
 
@@ -241,7 +252,7 @@ class RecordStore:
             if not self.path.is_file():
                 raise RecordsError(f"{self.path}: records file not found")
             uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            if not writable(self.path):
+            if not writable(self.path) and not wal_pending(self.path):
                 uri += "&immutable=1"
             return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)
