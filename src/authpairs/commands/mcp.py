@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -87,5 +87,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             print(f"authpairs mcp: run {run}, records {config.records}", file=sys.stderr,
                   flush=True)
 
-        asyncio.run(serve_mcp(config, case_ids=case or [], transport=transport,  # type: ignore[arg-type]
-                              port=port, on_ready=ready))
+        mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+        asyncio.run(serve_mcp(config, case_ids=case or [], transport=mode, port=port,
+                              on_ready=ready))
