@@ -62,13 +62,13 @@ async def _script(client: Client, exposed: list[str]) -> list[dict[str, Any]]:
         results.append({"is_error": result.is_error, **_text(result)})
 
     await call("ledger_transfer", REFUND)  # no current case yet: refused, nothing recorded
-    for case_id in (LAWFUL, FORBIDDEN, UNTOUCHED):
-        prompt = await client.get_prompt(case_id)
-        exposed.append(prompt.model_dump_json())
+    exposed.append((await client.get_prompt(LAWFUL)).model_dump_json())
+    await call("ledger_transfer", REFUND)  # the case's own operation, for the prompted case
+    for case_id in (FORBIDDEN, UNTOUCHED):
+        exposed.append((await client.get_prompt(case_id)).model_dump_json())
     # The last prompt got was UNTOUCHED's; the calls below name their case in _meta, and
     # UNTOUCHED gets no call at all.
     lawful, forbidden = {"authpairs/case_id": LAWFUL}, {"authpairs/case_id": FORBIDDEN}
-    await call("ledger_transfer", REFUND, lawful)  # the case's own operation
     await call("ledger_transfer", REFUND, lawful)  # the same call again
     await call("ledger_transfer", {**REFUND, "amount": "40.00"}, forbidden)  # other, allowed
     await call("ledger_transfer", {**REFUND, "amount": "500.00"}, forbidden)  # other, blocked
@@ -124,7 +124,7 @@ async def test_a_scripted_agent_over_stdio_is_enforced_and_recorded(tmp_path: Pa
     assert larger.effect.audit_ok and not larger.effect.observation["target_changed"]
     assert invalid.result is CallResult.INVALID and invalid.effect is None
     assert invalid.input_sha256 is None and "amount" in (invalid.error or "")
-    assert all(c.selected_by == "meta" for c in calls)
+    assert [c.selected_by for c in calls] == ["prompt"] + ["meta"] * 4
 
     # One case record per case with a reviewed call: the first call that went through.
     assert set(cases) == {LAWFUL, FORBIDDEN}
