@@ -8,6 +8,7 @@ the reference fields).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -52,14 +53,32 @@ class Parser(Protocol):
         ...
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def as_stored(response: ChatResponse) -> ChatResponse:
+    """``response`` with its text as a record reads it back.
+
+    Records are JSON, and JSON spells a high surrogate followed by a low one exactly as the
+    character the pair encodes, so such a pair reads back as that character. The parser is given
+    the same text (lone surrogates stay as they are), so that re-parsing a stored output, as
+    ``authpairs audit`` does, gives the outcome the run recorded."""
+    text = response.text
+    if text is None or _SURROGATE.search(text) is None:
+        return response
+    joined = text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    return response if joined == text else response.model_copy(update={"text": joined})
+
+
 def safe_parse(parser: Parser, response: ChatResponse) -> ReviewOutcome:
-    """The parser's outcome; anything it raises is an *unavailable* outcome, never a crash.
+    """The parser's outcome for the response as it is stored (:func:`as_stored`); anything the
+    parser raises is an *unavailable* outcome, never a crash.
 
     ``BaseException`` subclasses count (a Rust panic raised through pyo3 is one); only
     :data:`~authpairs.review.parsing.FATAL` (KeyboardInterrupt, SystemExit, task cancellation)
     propagates."""
     try:
-        return parser.parse(response)
+        return parser.parse(as_stored(response))
     except FATAL:
         raise
     except BaseException as exc:  # parsers must not raise; this is the last line of defence
