@@ -16,7 +16,8 @@ Harmony's tokenizer costs time superlinear in the length of one unbroken run of 
 panics with a Rust ``PanicException``, a ``BaseException``, on some long inputs), so the answer
 is checked by :func:`harmony_text_problem` before Harmony sees it: at most
 :data:`MAX_HARMONY_CHARS` characters, no run of more than :data:`MAX_HARMONY_RUN` characters
-without a change between whitespace and non-whitespace. Anything Harmony raises is unavailable.
+without a change between whitespace and non-whitespace, no message header longer than
+:data:`MAX_HARMONY_HEADER` characters. Anything Harmony raises is unavailable.
 """
 
 from __future__ import annotations
@@ -33,12 +34,21 @@ from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import FATAL, guarded, text_problem
 
-MAX_HARMONY_CHARS = 64_000
-"""Longest Harmony answer parsed (about 15,000 tokens of prose); longer is ``too_large``."""
+MAX_HARMONY_CHARS = 100_000
+"""Longest Harmony answer parsed (about 25,000 tokens of prose, above the paper's 16,384-token
+limit); longer is ``too_large``."""
 MAX_HARMONY_RUN = 1_000
 """Longest run of only whitespace or only non-whitespace characters Harmony is given; a longer
 run is ``too_large`` (the tokenizer's cost grows with the square of a run's length)."""
-_LONG_RUN = re.compile(rf"\S{{{MAX_HARMONY_RUN + 1}}}|\s{{{MAX_HARMONY_RUN + 1}}}")
+# tried only where a run starts (the lookbehinds), so the scan is linear in the text
+_LONG_RUN = re.compile(rf"(?<!\S)\S{{{MAX_HARMONY_RUN + 1}}}|(?<!\s)\s{{{MAX_HARMONY_RUN + 1}}}")
+MAX_HARMONY_HEADER = 256
+"""Longest message header (from the start of the answer or the end of a message to the next
+``<|message|>``: role, channel, recipient, content type) Harmony is given; a longer one is
+``malformed`` (Harmony's header parser costs time superlinear in the header's length)."""
+_ENDS = r"<\|end\|>|<\|call\|>|<\|return\|>"
+_LONG_HEADER = re.compile(
+    rf"(?:\A|{_ENDS})(?:(?!<\|message\|>|{_ENDS}).){{{MAX_HARMONY_HEADER + 1}}}", re.DOTALL)
 PAPER_RENDERING_DATE = "2026-10-10"
 REASONING_EFFORTS = ("low", "medium", "high")
 _LABELS = {"1": Decision.BLOCK, "0": Decision.ALLOW}
@@ -65,6 +75,10 @@ def harmony_text_problem(text: str) -> ReviewOutcome | None:
         return ReviewOutcome.unavailable(
             ReasonCode.TOO_LARGE, f"a run of more than {MAX_HARMONY_RUN} characters without "
             "whitespace (or of whitespace only)")
+    if _LONG_HEADER.search(text) is not None:
+        return ReviewOutcome.unavailable(
+            ReasonCode.MALFORMED, f"a message header longer than {MAX_HARMONY_HEADER} "
+            "characters (text that is not a Harmony message)")
     return None
 
 
