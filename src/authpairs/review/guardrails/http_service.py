@@ -52,7 +52,7 @@ class HttpGuardrailOptions(BaseModel):
     interface: str = Field(default="direct", description="Interface rendering the prompt.")
     field: str = Field(default="decision", description="Dotted path of the verdict field.")
     values: dict[str, str] | None = Field(
-        default=None, description="Verdict value -> ALLOW/BLOCK/UNKNOWN (case-insensitive).")
+        default=None, description="Verdict value -> ALLOW/BLOCK/UNKNOWN (ASCII case ignored).")
     parser: str = Field(default="label", description="Named parser for a string verdict.")
     deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, description="Per request.")
     api_key_env: str | None = Field(default=None, description="Env var with a bearer token.")
