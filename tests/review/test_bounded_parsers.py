@@ -314,3 +314,44 @@ def test_http_values_fold_ascii_case_only() -> None:
         outcome = guard.parse(ChatResponse(text=f'{{"decision": "{value}"}}',
                                            finish_reason="stop"))
         assert outcome.reason_code is ReasonCode.INVALID_VALUE, value
+
+
+@pytest.mark.parametrize("finish", [None, "stop", "stop_sequence", "eos", "end_turn", "length",
+                                    "max_tokens", "model_length", "content_filter"])
+def test_nemo_self_check_maps_finish_reasons_with_the_shared_helper(finish: str | None) -> None:
+    pytest.importorskip("nemoguardrails")
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.review.guardrails.nemo import NemoResponse, NemoSelfCheckReviewer
+
+    reviewer = NemoSelfCheckReviewer(None, SamplingConfig())  # type: ignore[arg-type]
+    outcome = reviewer.parse(NemoResponse(text="safe", finish_reason=finish,
+                                          native_allowed=True))
+    expected = parsing.finish_outcome(finish, length_ok=True)
+    if expected is None:
+        assert outcome.decision is Decision.ALLOW
+        assert ("token limit" in outcome.detail) is (finish in parsing.LENGTH_STOPS)
+    else:
+        assert outcome == expected
+    oversized = reviewer.parse(NemoResponse(text="safe" + " " * parsing.MAX_RESPONSE_CHARS,
+                                            finish_reason="stop", native_allowed=True))
+    assert oversized.reason_code is ReasonCode.TOO_LARGE
+
+
+def test_a_run_with_megabyte_harmony_answers_records_them_unavailable(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from authpairs.cli import app
+    from tests.runs import readback_script
+
+    readback_script.ANSWER = "a" * 1_000_000  # panicked inside openai-harmony, uncapped
+    config = tmp_path / "safeguard.yaml"
+    config.write_text("reviewer:\n  interface: safeguard\n  backend:\n    kind: scripted\n"
+                      "    script: tests.runs.readback_script:answer\n")
+    db = tmp_path / "r.sqlite"
+    result = CliRunner().invoke(app, ["run", "--config", str(config), "--dataset", "examples",
+                                      "--split", "all", "--records", str(db), "--run-id", "big",
+                                      "--no-enforce", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "too_large=8" in result.output
+    audit = CliRunner().invoke(app, ["audit", "big", "--records", str(db)])
+    assert audit.exit_code == 0 and "audit passed" in audit.output, audit.output
