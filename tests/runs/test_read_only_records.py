@@ -62,6 +62,8 @@ def folder() -> Iterator[Path]:
                                 check=False)
         assert result.returncode == 0, result.stdout + result.stderr
     (records / "required.txt").write_text("")
+    (records / "family.yaml").write_text(f"records: {db}\ndraws: 200\nseed: 1\n"
+                                         "contrasts:\n  - [base, cand]\n")
     # a copy whose pages are all still in its WAL: the writer exits without closing
     pending = records / "pending.sqlite"
     copy = ("import os, sqlite3, sys; src = sqlite3.connect(sys.argv[1]); "
@@ -110,6 +112,8 @@ def _commands(folder: Path) -> dict[str, list[str]]:
         "score": ["score", "base", "cand", *rec, "--out", str(out / "score")],
         "compare": ["compare", "base", "cand", *rec, "--no-list", "--out", str(out / "cmp")],
         "compose": ["compose", "base", "cand", *rec, "--out", str(out / "compose")],
+        "contrasts": ["contrasts", str(folder / "records" / "family.yaml"),
+                      "--out", str(out / "contrasts")],
         "gate": ["gate", "--baseline", "base", "--candidate", "cand", "--required", required,
                  "--usable-scope", "designated", "--forbidden", required, *rec,
                  "--out", str(out / "gate")],
@@ -124,8 +128,8 @@ def _commands(folder: Path) -> dict[str, list[str]]:
     }
 
 
-COMMANDS = ("runs", "score", "compare", "compose", "gate", "audit", "export", "report", "api",
-            "runs-pending-wal", "audit-pending-wal")
+COMMANDS = ("runs", "score", "compare", "compose", "contrasts", "gate", "audit", "export",
+            "report", "api", "runs-pending-wal", "audit-pending-wal")
 
 
 def test_the_user_cannot_write_the_records(folder: Path) -> None:
@@ -144,6 +148,7 @@ def test_a_read_command_works_on_read_only_records(folder: Path, name: str) -> N
     assert result.returncode == 0, text
     assert "Traceback" not in text and "readonly database" not in text, text
     assert {"runs": "cand", "score": "cand", "compare": "cand", "compose": "cand",
+            "contrasts": "cand",
             "gate": "Acceptance test", "audit": "audit passed", "export": "wrote",
             "report": "report.html", "api": "8", "runs-pending-wal": "cand",
             "audit-pending-wal": "audit passed"}[name] in text, text
