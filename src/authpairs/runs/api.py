@@ -20,7 +20,6 @@ from authpairs.cases.effect_params import DescriptorError
 from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
-from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.config import RunConfig
@@ -94,13 +93,19 @@ def make_enforcer_for(cases: CaseSource, config: RunConfig) -> Enforcer | None:
         effects = cases.survey().has_effects
     else:
         effects = any(c.public.effect is not None for c in cases)
-    return LocalEnforcer() if effects else None
+    if not effects:
+        return None
+    from authpairs.enforce.enforcer import LocalEnforcer  # the sandbox only where it is used
+
+    return LocalEnforcer()
 
 
 def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
                   keep: bool = False) -> Enforcer:
     """The enforcer for a run: a :class:`LocalEnforcer` with a fresh sandbox, or a
     :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
+    from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
+
     if config is not None and not config.enforce:
         return DecisionOnlyEnforcer()
     return LocalEnforcer(parent, keep=keep)
