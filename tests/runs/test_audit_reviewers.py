@@ -37,10 +37,10 @@ from authpairs.runs.audit import audit_run, verify_chain
 from authpairs.runs.chain import seal
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStore
-from tests.runs.records.fixtures.make import RUNS
+from tests.runs.fixtures.make import RUNS
 
 runner = CliRunner()
-V2_RECORDS = Path(__file__).parent / "records" / "fixtures" / "records-v2.sqlite"
+V2_RECORDS = Path(__file__).parent / "fixtures" / "records-v2.sqlite"
 
 
 def llama_answer(request: ChatRequest) -> str:

@@ -10,7 +10,7 @@ from authpairs.backends.config import OpenAIBackendConfig
 from authpairs.backends.openai_http import OpenAIBackend
 from authpairs.runs.api import in_flight_cap, run_async
 from authpairs.runs.config import RunConfig
-from tests.runs.records.fake_server import FaultServer
+from tests.backends.fake_server import FaultServer
 
 
 def test_no_cap_unless_one_is_set() -> None:

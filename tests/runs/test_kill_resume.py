@@ -2,82 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from authpairs.cases.dataset import Dataset
-from tests.conftest import REPO_ROOT
-
-
-def copied_rows(examples: Dataset, copies: int) -> list[dict[str, Any]]:
-    """``copies`` x the examples as JSON rows, each with a fresh id."""
-    rows = []
-    for n in range(copies):
-        for case in examples:
-            row = case.model_dump(mode="json")
-            row["case_id"] = f"{case.case_id}-{n}"
-            row["public"]["source_id"] = row["case_id"]
-            rows.append(row)
-    return rows
-
-
-def _write_cases(examples: Dataset, path: Path, copies: int) -> int:
-    """A JSONL dataset of ``copies`` x the examples, each with a fresh id."""
-    rows = [json.dumps(row) for row in copied_rows(examples, copies)]
-    path.write_text("\n".join(rows) + "\n")
-    return len(rows)
-
-
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db, timeout=10) as conn:
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM case_records").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0
-
-
-def settled_count(db: Path, quiet_s: float = 0.5) -> int:
-    """The number of case records once it stops changing (a records process still stores the
-    batches it had received when the run's process was killed, then exits)."""
-    count, since = _count(db), time.monotonic()
-    deadline = since + 30
-    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
-        time.sleep(0.05)
-        if (now := _count(db)) != count:
-            count, since = now, time.monotonic()
-    return count
-
-
-def scripted_run(tmp_path: Path, examples: Dataset, *, copies: int, concurrency: int,
-                 run_id: str | None = None, delay_s: float = 0.05
-                 ) -> tuple[list[str], dict[str, str], int, Path]:
-    """An ``authpairs run`` command over ``copies`` x the examples with the slow scripted
-    reviewer: the command, its environment, the number of cases and the records file."""
-    cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=copies)
-    db = tmp_path / "records.sqlite"
-    config = tmp_path / "scripted.yaml"
-    config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.scripts:slow_allow\n")
-    command = [sys.executable, "-m", "authpairs.cli", "run", "--config", str(config),
-               "--dataset", str(cases), "--split", "all", "--no-enforce", "--quiet",
-               "--concurrency", str(concurrency), "--records", str(db)]
-    if run_id is not None:
-        command += ["--run-id", run_id]
-    env = {**os.environ, "AUTHPAIRS_TEST_DELAY": str(delay_s),
-           "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return command, env, total, db
+from tests.runs.run_processes import count_records, scripted_run, settled_count
 
 
 def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
@@ -85,7 +20,7 @@ def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Data
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while _count(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+    while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
     assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
     os.kill(process.pid, signal.SIGKILL)
@@ -128,7 +63,7 @@ def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
-    while _count(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+    while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
     children = _children(process.pid)
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
@@ -136,11 +71,11 @@ def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
     if process.stderr is not None:
         process.stderr.close()
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)
-    stored = _count(db)
+    stored = count_records(db)
     assert 10 <= stored < total
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
     env["AUTHPAIRS_TEST_DELAY"] = "0"
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert _count(db) == total
+    assert count_records(db) == total

@@ -25,7 +25,7 @@ from authpairs.runs.store import (
     RecordStoreError,
     RecordsVersionError,
 )
-from tests.runs.records.fixtures.make import RECORDS, RUNS, SCORES
+from tests.runs.fixtures.make import RECORDS, RUNS, SCORES
 
 runner = CliRunner()
 

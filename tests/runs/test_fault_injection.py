@@ -20,7 +20,7 @@ from authpairs.runs import case_runner
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict
 from authpairs.runs.store import RecordStore
-from tests.runs.records.fake_server import FaultServer, completion_body
+from tests.backends.fake_server import FaultServer, completion_body
 
 REQUEST = ChatRequest(messages=[{"role": "user", "content": "hi"}])
 GOOD = completion_body('{"decision": "ALLOW"}')

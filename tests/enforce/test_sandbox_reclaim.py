@@ -20,7 +20,7 @@ def test_a_sandbox_of_a_killed_run_is_reclaimed(tmp_path: Path) -> None:
     parent.mkdir()
     config = tmp_path / "s.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.records.scripts:slow_allow_logged\n")
+                      "    script: tests.runs.scripts:slow_allow_logged\n")
     env = {**os.environ, "AUTHPAIRS_SANDBOX_DIR": str(parent), "AUTHPAIRS_TEST_DELAY": "2",
            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     process = subprocess.Popen(

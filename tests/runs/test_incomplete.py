@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from authpairs.cli import app
-from tests.runs.records.scripts import DOWN_MARKER
+from tests.runs.scripts import DOWN_MARKER
 
 runner = CliRunner()
 
@@ -20,7 +20,7 @@ def runs(tmp_path: Path) -> Path:
     db = tmp_path / "r.sqlite"
     config = tmp_path / "down.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.records.scripts:down_for_one\n"
+                      "    script: tests.runs.scripts:down_for_one\n"
                       "infra_retries: 0\n")
     result = runner.invoke(app, ["run", "--config", str(config), "--dataset", "examples",
                                  "--split", "all", "--records", str(db), "--run-id", "part",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from authpairs.cases.dataset import Dataset
 from tests.conftest import REPO_ROOT
-from tests.runs.test_kill_resume import _write_cases
+from tests.runs.run_processes import write_cases
 
 
 def _command(cases: Path, db: Path, config: Path) -> list[str]:
@@ -25,12 +25,12 @@ def _command(cases: Path, db: Path, config: Path) -> list[str]:
 def test_two_processes_on_one_run_never_review_a_case_twice(tmp_path: Path,
                                                             examples: Dataset) -> None:
     cases = tmp_path / "cases.jsonl"
-    total = _write_cases(examples, cases, copies=8)
+    total = write_cases(examples, cases, copies=8)
     db = tmp_path / "records.sqlite"
     log = tmp_path / "reviews.log"
     config = tmp_path / "scripted.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.records.scripts:slow_allow_logged\n")
+                      "    script: tests.runs.scripts:slow_allow_logged\n")
     env = {**os.environ, "AUTHPAIRS_TEST_DELAY": "0.03", "AUTHPAIRS_TEST_LOG": str(log),
            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     processes = [subprocess.Popen(_command(cases, db, config), env=env, text=True,

@@ -79,7 +79,7 @@ def test_effect_descriptors_are_checked_before_any_model_call(
     log = tmp_path / "calls.log"
     config = tmp_path / "s.yaml"
     config.write_text("reviewer:\n  interface: direct\n  backend:\n    kind: scripted\n"
-                      "    script: tests.runs.records.scripts:slow_allow_logged\n")
+                      "    script: tests.runs.scripts:slow_allow_logged\n")
     done = _invoke("run", "--config", str(config), "--dataset", str(bad_effect_dataset),
                 "--split", "all", "--records", str(tmp_path / "r.sqlite"), "--quiet",
                 env={"AUTHPAIRS_TEST_LOG": str(log)})

@@ -23,7 +23,7 @@ from authpairs.runs.config import RunConfig, SamplingConfig
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
-from tests.runs.test_kill_resume import copied_rows
+from tests.runs.run_processes import copied_rows
 
 
 def _info(run_id: str = "r") -> RunInfo:

@@ -20,7 +20,7 @@ from authpairs.backends.base import ChatResponse
 from authpairs.review.interfaces import INTERFACES, ReviewInterface, get_interface
 from authpairs.review.outcome import OutcomeStatus, ReviewOutcome
 from authpairs.review.schemas import DIRECT_SCHEMA, STRUCTURED_SCHEMA
-from tests.runs.records.format_checker import conforming_decision
+from tests.review.format_checker import conforming_decision
 
 EXAMPLES = int(os.environ.get("AUTHPAIRS_FUZZ_EXAMPLES", "400"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

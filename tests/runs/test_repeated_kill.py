@@ -1,7 +1,7 @@
 """Repeated ``kill -9`` of ``authpairs run`` (at least 20 kills): nothing lost, nothing
 duplicated, and the record chain still audits clean.
 
-Slow (about a minute): run with ``pytest -m slow tests/runs/records/test_repeated_kill.py``.
+Slow (about a minute): run with ``pytest -m slow tests/runs/test_repeated_kill.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from authpairs.cases.dataset import Dataset
-from tests.runs.test_kill_resume import _count, scripted_run, settled_count
+from tests.runs.run_processes import count_records, scripted_run, settled_count
 
 KILLS = 20
 
@@ -32,12 +32,12 @@ def test_twenty_kills_lose_and_duplicate_nothing(tmp_path: Path, examples: Datas
     cases = tmp_path / "cases.jsonl"
     kills = 0
     while kills < KILLS:
-        before = _count(db)
+        before = count_records(db)
         assert before < total, f"finished after {kills} kills; use more cases"
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
-        while _count(db) < before + 1 and time.monotonic() < deadline:
+        while count_records(db) < before + 1 and time.monotonic() < deadline:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             time.sleep(0.01)
         os.kill(process.pid, signal.SIGKILL)

@@ -23,7 +23,7 @@ from authpairs.runs.audit import audit_run, verify_chain
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.records import CaseRecord, stored_json
 from authpairs.runs.store import RecordStore, header_sha256
-from tests.runs.records.fixtures.make import RECORDS, RUNS
+from tests.runs.fixtures.make import RECORDS, RUNS
 
 CASE_FIELDS = ("case_id", "input_sha256", "status", "decision", "dispatch", "label", "seq",
                "content_sha256", "chain_sha256")
