@@ -18,7 +18,7 @@ from inspect_ai.log import EvalLog
 from typer.testing import CliRunner
 
 from authpairs.analysis.scoring import score_records
-from authpairs.backends.base import ChatRequest
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.examples import load_examples
 from authpairs.cli import app
 from authpairs.integrations.inspect_backend import InspectBackendConfig
@@ -267,3 +267,30 @@ def test_a_cache_folder_the_user_set_is_kept(tmp_path: Path, monkeypatch: pytest
     assert os.environ["TIKTOKEN_CACHE_DIR"] == str(mine)
     data = (mine / cache_name()).read_bytes()
     assert data == (tmp_path / "cache" / "tiktoken" / "o200k_base.tiktoken").read_bytes()
+
+
+def test_the_inspect_backend_refuses_another_eval_and_unknown_inputs(log_dir: Path) -> None:
+    from authpairs.errors import BackendError
+    from authpairs.integrations.inspect_backend import InspectLogBackend
+
+    log = _epochs_eval(log_dir, epochs=1, enforce=False)
+    config = InspectBackendConfig(model="mockllm/model", eval_id="another", log=log.location)
+    with pytest.raises(BackendError, match="not another"):
+        InspectLogBackend.from_config(config).load()
+    backend = InspectLogBackend.from_config(config.model_copy(
+        update={"eval_id": log.eval.eval_id}))
+    sampling = RunConfig().reviewer.sampling
+    known = get_interface("direct").render(load_examples().cases[0].public)
+    with pytest.raises(BackendError, match="not entered"):
+        asyncio.run(backend.complete(known, sampling))
+
+    async def ask(request: ChatRequest) -> ChatResponse:
+        async with backend:
+            return await backend.complete(request, sampling)
+
+    answer = asyncio.run(ask(known))
+    assert answer.finish_reason == "stop" and answer.output_tokens == 7
+    assert backend.answers is not None and len(backend.answers) == 8
+    stranger = ChatRequest(messages=[{"role": "user", "content": "hello"}])
+    with pytest.raises(BackendError, match="no answer for input"):
+        asyncio.run(ask(stranger))

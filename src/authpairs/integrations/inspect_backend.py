@@ -14,6 +14,7 @@ integrations sit above the run layer, which cannot name them).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -61,27 +62,36 @@ class InspectBackendConfig(BackendConfigBase):
 
 
 class InspectLogBackend:
-    """Answers each input with the output recorded for it in one epoch of an Inspect log."""
+    """Answers each input with the output recorded for it in one epoch of an Inspect log.
+
+    The log is read when the backend is entered, in a worker thread: Inspect's log reader,
+    called inside a running event loop, patches asyncio for the whole process (nest_asyncio).
+    """
 
     name = KIND
 
-    def __init__(self, answers: dict[str, ChatResponse], config: InspectBackendConfig) -> None:
-        self.answers = answers
+    def __init__(self, config: InspectBackendConfig) -> None:
         self.config = config
+        self.answers: dict[str, ChatResponse] | None = None
 
     @classmethod
     def from_config(cls, config: InspectBackendConfig) -> InspectLogBackend:
-        """Read the configured epoch's answers from the log (the registered factory)."""
+        """The backend of ``config`` (the registered factory); enter it to read the log."""
+        return cls(config)
+
+    def load(self) -> InspectLogBackend:
+        """Read the configured epoch's answers from the log (a different eval is refused)."""
         from authpairs.integrations.inspect_import import epoch_answers, read_log
 
-        log = read_log(Path(config.log))
-        if log.eval.eval_id != config.eval_id:
-            raise BackendError(f"{config.log}: holds eval {log.eval.eval_id}, not "
-                               f"{config.eval_id}")
-        return cls(epoch_answers(log, config.epoch), config)
+        log = read_log(Path(self.config.log))
+        if log.eval.eval_id != self.config.eval_id:
+            raise BackendError(f"{self.config.log}: holds eval {log.eval.eval_id}, not "
+                               f"{self.config.eval_id}")
+        self.answers = epoch_answers(log, self.config.epoch)
+        return self
 
     async def __aenter__(self) -> InspectLogBackend:
-        return self
+        return await asyncio.to_thread(self.load)
 
     async def __aexit__(self, *exc: object) -> None:
         return None
@@ -93,6 +103,8 @@ class InspectLogBackend:
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
         """The recorded answer to exactly this input, or :class:`BackendError`."""
+        if self.answers is None:
+            raise BackendError("inspect: the backend was not entered (the log is read then)")
         answer = self.answers.get(request.sha256())
         if answer is None:
             raise BackendError(f"inspect: epoch {self.config.epoch} of eval "
