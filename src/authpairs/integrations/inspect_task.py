@@ -10,9 +10,13 @@
   never ALLOW), the decision goes to the authpairs enforcement point when enforcement is on and
   the case carries an effect, and the resulting authpairs :class:`CaseRecord` (built by the same
   :func:`~authpairs.runs.reviewed.build_records`) is kept in the score's metadata.
+* **Epochs** (``--epochs N``): every epoch is enforced in a sandbox of its own
+  (:class:`EpochSandboxes`), freshly seeded like the sandbox of one ``authpairs run``, and the
+  task's epoch reducer (:func:`authpairs_epochs`) keeps every epoch's record.
 * **Metrics** are computed by authpairs' own scoring over those records: usable correctness,
   incorrect approvals, false denials, unavailable, abstentions (and effect counts when enforced),
-  overall and grouped by case attributes such as family (language) or engine (native).
+  overall and grouped by case attributes such as family (language) or engine (native); with
+  several epochs, each is the mean of the epochs' values.
 """
 
 from __future__ import annotations
