@@ -23,7 +23,7 @@ from authpairs.runs.records import RunInfo, stored_json
 from authpairs.runs.store import SCHEMA_VERSION, RecordStore
 from tests.agent.helpers import LAWFUL
 
-FIXTURES = Path(__file__).resolve().parents[1] / "runs" / "records" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "runs" / "fixtures"
 REFUND = {"from_account": "merchant-ops", "to_account": "card-4471", "amount": "75.00",
           "currency": "USD"}
 
