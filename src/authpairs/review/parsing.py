@@ -223,7 +223,9 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_re
 """One strict decoder, reused (it keeps no state between calls)."""
 
 
-def _decode_single_object(payload: str) -> dict[str, Any]:
+def _decode_value(payload: str) -> tuple[Any, str]:
+    """The first JSON value of ``payload`` (read with the strict decoder) and the text after it;
+    :class:`_Unavailable` when there is none."""
     if _too_deep(payload):
         raise _Unavailable(ReasonCode.TOO_DEEP, f"nesting deeper than {MAX_DEPTH}")
     try:
@@ -234,7 +236,12 @@ def _decode_single_object(payload: str) -> dict[str, Any]:
         raise _Unavailable(ReasonCode.TOO_DEEP, "nesting too deep to decode") from exc
     except ValueError as exc:  # e.g. an integer beyond Python's digit limit
         raise _Unavailable(ReasonCode.TOO_LARGE, f"unreadable number: {exc}") from exc
-    rest = payload[end:].strip()
+    return value, payload[end:]
+
+
+def _decode_single_object(payload: str) -> dict[str, Any]:
+    value, after = _decode_value(payload)
+    rest = after.strip()
     if rest:
         if rest.startswith(("{", "[")):
             raise _Unavailable(ReasonCode.MULTIPLE_OBJECTS, "more than one JSON value")
@@ -335,17 +342,8 @@ def parse_bare_json(text: str | None) -> Any:
     if not payload:
         return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty reply")
     try:
-        if _too_deep(payload):
-            raise _Unavailable(ReasonCode.TOO_DEEP, f"nesting deeper than {MAX_DEPTH}")
-        try:
-            value, end = _DECODER.raw_decode(payload)
-        except json.JSONDecodeError as exc:
-            raise _Unavailable(ReasonCode.NOT_JSON, f"invalid JSON: {exc.msg}") from exc
-        except RecursionError as exc:
-            raise _Unavailable(ReasonCode.TOO_DEEP, "nesting too deep to decode") from exc
-        except ValueError as exc:
-            raise _Unavailable(ReasonCode.TOO_LARGE, f"unreadable number: {exc}") from exc
-        if payload[end:]:
+        value, after = _decode_value(payload)
+        if after:
             raise _Unavailable(ReasonCode.EXTRA_PROSE, "text after the JSON value")
         if not _strings_valid(value):
             raise _Unavailable(ReasonCode.INVALID_TEXT, "a string holds lone surrogates")
