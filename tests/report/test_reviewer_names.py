@@ -15,10 +15,8 @@ import csv
 import html
 import json
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ from authpairs.report.request import ReportRequest
 from authpairs.report.reviewer_name import name_reviewer
 from authpairs.runs.api import run_async
 from authpairs.runs.config import config_from_dict
+from tests.loopback import json_service
 from tests.review.guardrails.chat_stub import ChatStub
 
 pytest.importorskip("nemoguardrails")
@@ -43,20 +42,6 @@ SCRIPT = "tests.report.test_reviewer_names:allow_all"
 def allow_all(request: Any) -> str:
     """Scripted backend answer for the direct interface."""
     return '{"decision": "ALLOW"}'
-
-
-class _Verdicts(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        data = json.dumps({"decision": "BLOCK"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
 
 
 @dataclass(frozen=True)
@@ -80,12 +65,10 @@ EXPECTED = {
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     folder = tmp_path_factory.mktemp("names")
     records = folder / "r.sqlite"
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Verdicts)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    service = f"http://127.0.0.1:{server.server_address[1]}/verdict"
     base = {"dataset": "examples", "records": str(records), "enforce": False}
-    with ChatStub(lambda body: ("No", "stop")) as stub:
+    with json_service(lambda path, body: (200, {"decision": "BLOCK"})) as url, \
+            ChatStub(lambda body: ("No", "stop")) as stub:
+        service = f"{url}/verdict"
         reviewers: dict[str, dict[str, Any]] = {
             "callable": {"guardrail": "examples.guard:review"},
             "http": {"guardrail": "http", "guardrail_options": {"url": service}},
@@ -101,8 +84,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
             assert state.total == state.completed_now == 8
             runs[kind] = state.run_id
     yield Recorded(records, runs, service)
-    server.shutdown()
-    server.server_close()
 
 
 def _expected(recorded: Recorded) -> dict[str, tuple[str, str, str]]:

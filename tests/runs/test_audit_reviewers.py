@@ -17,12 +17,9 @@ are audited under their own rule (no seal) and migrated when opened for writing.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import sqlite3
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +34,7 @@ from authpairs.runs.audit import audit_run, verify_chain
 from authpairs.runs.chain import seal
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStore
+from tests.loopback import json_service
 from tests.runs.fixtures.make import RUNS
 
 runner = CliRunner()
@@ -53,29 +51,14 @@ def policyguard_card_answer(request: ChatRequest) -> str:
     return "no violation" if request.sha256()[0] in "02468ace" else "violation"
 
 
-class _Verdicts(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        label = "unsafe" if b"refund" in body else "safe"
-        data = json.dumps({"result": {"label": label}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
+def _verdict(path: str, body: bytes) -> tuple[int, object]:
+    return 200, {"result": {"label": "unsafe" if b"refund" in body else "safe"}}
 
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Verdicts)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/verdict"
-    server.shutdown()
-    server.server_close()
+    with json_service(_verdict) as url:
+        yield f"{url}/verdict"
 
 
 def _scripted(interface: str, options: dict[str, Any], script: str) -> dict[str, Any]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,44 +16,31 @@ from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig
 from authpairs.runs.store import RecordStore
+from tests.loopback import json_service
 
 RECEIVED: list[dict[str, object]] = []
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        RECEIVED.append({"path": self.path, "body": body})
-        replies = {
-            "/verdict": (200, json.dumps({"result": {"label": "unsafe" if "refund" in
-                                                     json.dumps(body) else "safe"}})),
-            "/plain": (200, json.dumps({"decision": "ALLOW"})),
-            "/garbage": (200, "<html>oops</html>"),
-            "/nofield": (200, json.dumps({"other": 1})),
-            "/odd": (200, json.dumps({"result": {"label": "perhaps"}})),
-            "/busy": (503, "busy"),
-            "/bad": (400, "bad request"),
-        }
-        status, text = replies.get(self.path, (404, "no"))
-        data = text.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
+def _reply(path: str, raw: bytes) -> tuple[int, object]:
+    body = json.loads(raw)
+    RECEIVED.append({"path": path, "body": body})
+    replies = {
+        "/verdict": (200, json.dumps({"result": {"label": "unsafe" if "refund" in
+                                                 json.dumps(body) else "safe"}})),
+        "/plain": (200, json.dumps({"decision": "ALLOW"})),
+        "/garbage": (200, "<html>oops</html>"),
+        "/nofield": (200, json.dumps({"other": 1})),
+        "/odd": (200, json.dumps({"result": {"label": "perhaps"}})),
+        "/busy": (503, "busy"),
+        "/bad": (400, "bad request"),
+    }
+    return replies.get(path, (404, "no"))
 
 
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with json_service(_reply) as url:
+        yield url
 
 
 def _reviewer(**options: object) -> HttpGuardrailReviewer:
