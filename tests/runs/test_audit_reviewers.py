@@ -35,6 +35,7 @@ from authpairs.runs.chain import seal
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStore
 from tests.loopback import json_service
+from tests.review.guardrails.chat_stub import ChatStub, last_message
 from tests.runs.fixtures.make import RUNS
 
 runner = CliRunner()
@@ -66,8 +67,8 @@ def _scripted(interface: str, options: dict[str, Any], script: str) -> dict[str,
             "backend": {"kind": "scripted", "script": f"tests.runs.test_audit_reviewers:{script}"}}
 
 
-def reviewers(url: str) -> dict[str, dict[str, Any]]:
-    """One reviewer configuration of each kind."""
+def reviewers(url: str, chat_url: str) -> dict[str, dict[str, Any]]:
+    """One reviewer configuration of each kind (``chat_url``: the model NeMo's action calls)."""
     return {
         "baseline": {"baseline": "always-block"},
         "interface-options": _scripted("llama-guard", {"assistant_blank_line": False},
@@ -79,20 +80,28 @@ def reviewers(url: str) -> dict[str, dict[str, Any]]:
                             "guardrail_options": {"parser": "policyguard"}},
         "http": {"guardrail": "http", "guardrail_options": {
             "url": url, "field": "result.label", "values": {"safe": "ALLOW", "unsafe": "BLOCK"}}},
+        "nemo": {"guardrail": "nemo-self-check",
+                 "backend": {"kind": "openai", "base_urls": [chat_url], "model": "stub-model"}},
     }
 
 
 KINDS = ("baseline", "interface-options", "guardrail-interface-options", "callable",
-         "callable-parser", "http")
+         "callable-parser", "http", "nemo")
+
+
+def _self_check(body: dict[str, Any]) -> tuple[str, str]:
+    """NeMo's self-check question answered Yes (block) for refunds, No otherwise."""
+    return ("Yes" if "refund" in last_message(body) else "No"), "stop"
 
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory, service: str) -> Path:
     path = tmp_path_factory.mktemp("audit-reviewers") / "records.sqlite"
-    for kind, reviewer in reviewers(service).items():
-        asyncio.run(run_async(config_from_dict({
-            "dataset": "examples", "split": "all", "enforce": False, "records": str(path),
-            "run_id": kind, "reviewer": reviewer}), progress=False))
+    with ChatStub(_self_check) as chat:
+        for kind, reviewer in reviewers(service, chat.base_url).items():
+            asyncio.run(run_async(config_from_dict({
+                "dataset": "examples", "split": "all", "enforce": False, "records": str(path),
+                "run_id": kind, "reviewer": reviewer}), progress=False))
     return path
 
 
