@@ -90,13 +90,16 @@ def unverified_notice() -> dict[str, list[str]]:
     return {"unverified_runs": [r.run_id for r in runs]} if runs else {}
 
 
-def check_verified(store: RecordStore, path: Path, run_id: str) -> UnverifiedRun | None:
+def check_verified(store: RecordStore, path: Path, run_id: str,
+                   on_case: Callable[[CaseRecord], None] | None = None
+                   ) -> UnverifiedRun | None:
     """Recompute the run's chain; None when it holds. A failing run raises
     :class:`UnverifiedRunError` unless :func:`unverified_allowed` is in force; then it is
-    returned (and collected)."""
+    returned (and collected). ``on_case`` sees every readable case record on the way (see
+    :func:`authpairs.runs.audit.verify_chain`): use them only when None is returned."""
     from authpairs.runs.audit import verify_chain
 
-    report = verify_chain(store, run_id)
+    report = verify_chain(store, run_id, on_case)
     if report.ok:
         return None
     found = UnverifiedRun(path, run_id, len(report.findings), str(report.findings[0]))
@@ -162,8 +165,10 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
                                                         else " (the file holds no runs)"))
         info = store.get_run(ref.run_id)
         assert info is not None
-        check_verified(store, ref.path, ref.run_id)
-        return info, store.case_records(ref.run_id)
+        records: list[CaseRecord] = []
+        if check_verified(store, ref.path, ref.run_id, records.append) is not None:
+            return info, store.case_records(ref.run_id)  # unverified: read as stored
+        return info, sorted(records, key=lambda r: r.case_id)  # the order case_records gives
 
 
 def load_run(address: str, default_records: str | Path = DEFAULT_RECORDS

@@ -16,7 +16,7 @@ from authpairs.errors import DataError, MissingDependencyError, RecordsError, Re
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.api import RunConfig, RunProgress, Score
+    from authpairs.api import CaseRecord, RunConfig, RunProgress, Score
 
 # Everything else is imported inside the command that needs it: registering the commands (and
 # so every 'authpairs' call, '--help' included) must not pay for what other commands load.
@@ -65,16 +65,22 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     from authpairs.api import RecordStore, Tally, check_verified, completeness
     from authpairs.report.tables import print_scores, write_scores
 
-    tally = Tally(by)  # one pass over the records, none of them kept
+    tally = Tally(by)  # one pass over the records (the chain check's), none of them kept
     recorded: list[str] = []
+
+    def count(record: CaseRecord) -> None:
+        tally.add(record)
+        recorded.append(record.case_id)
+
     with RecordStore(records_path, readonly=True) as store:
         info = store.get_run(run_id)
         if info is None:
             raise RecordsError(f"{records_path}: no run '{run_id}'")
-        unverified = check_verified(store, records_path, run_id)
-        for record in store.iter_case_records(run_id):
-            tally.add(record)
-            recorded.append(record.case_id)
+        unverified = check_verified(store, records_path, run_id, count)
+        if unverified is not None:  # allowed but broken: score the records as stored
+            tally, recorded = Tally(by), []
+            for record in store.iter_case_records(run_id):
+                count(record)
     state = completeness(info, recorded)
     style = "" if state.complete else "bold yellow"
     console.print(Text(state.describe(), style=style))

@@ -106,8 +106,10 @@ def _name(row: dict[str, Any]) -> str:
     return f"attempt {row.get('attempt_no')} of case '{row.get('case_id')}' ({where})"
 
 
-def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
-    """The stored text parses into its model, is canonical, and agrees with the row's columns."""
+def _check_row(report: AuditReport, row: dict[str, Any],
+               on_case: Callable[[CaseRecord], None] | None = None) -> None:
+    """The stored text parses into its model, is canonical, and agrees with the row's columns;
+    a case record that parses is handed to ``on_case``."""
     name = _name(row)
     text = row.get("record_json")
     model_type: type[CaseRecord] | type[AttemptRecord] = (
@@ -120,6 +122,8 @@ def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
     except (ValueError, ValidationError) as exc:
         report.add(name, "stored-text", f"unreadable record: {str(exc).splitlines()[0][:160]}")
         return
+    if on_case is not None and isinstance(model, CaseRecord):
+        on_case(model)
     values = model.model_dump(mode="json")
     if canonical_ascii_json(values) != text:  # stored_json(model), dumped once
         report.add(name, "stored-text", "record text is not canonical (edited by hand?)")
@@ -131,8 +135,13 @@ def _check_row(report: AuditReport, row: dict[str, Any]) -> None:
                        f"says {values.get(column)!r}")
 
 
-def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
-    """Recompute the run's hash chain and check every row against its stored record."""
+def verify_chain(store: RecordStore, run_id: str,
+                 on_case: Callable[[CaseRecord], None] | None = None) -> AuditReport:
+    """Recompute the run's hash chain and check every row against its stored record.
+
+    ``on_case`` receives every case record that parses, in chain order, so a reader that
+    verifies a run before using it reads the records once (it must discard them if the report
+    is not ok)."""
     report = AuditReport(run_id, schema_version=store.schema_version)
     header = store.run_row(run_id)
     if header is None:
@@ -160,7 +169,7 @@ def verify_chain(store: RecordStore, run_id: str) -> AuditReport:
         if row.get("chain_sha256") != link(head, row["entry"], content):
             report.add(name, "chain-link", "chain link does not follow from the entry before")
         head = str(row.get("chain_sha256"))
-        _check_row(report, row)
+        _check_row(report, row, on_case)
     if header.get("chain_head") != head or header.get("chain_length") != length:
         report.add("run header", "chain-head",
                    f"header holds {header.get('chain_length')} entries ending in "
