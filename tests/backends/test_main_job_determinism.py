@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.backends.base import BackendError
 from authpairs.backends.config import LocalBackendConfig
 from authpairs.backends.local_server import LocalServerBackend
 from authpairs.runs.api import run_async
@@ -85,3 +86,10 @@ def test_every_speculative_choice_is_a_llama_cpp_type() -> None:
     assert set(typing.get_args(field)) == set(SPECULATIVE_TYPES)
     for name in SPECULATIVE_TYPES.values():
         assert hasattr(xllamacpp.common_speculative_type, name)
+
+
+def test_poll_is_recorded_and_checked() -> None:
+    backend = LocalServerBackend(n_threads=1)
+    assert backend.poll == 0 and backend.describe()["poll"] == 0
+    with pytest.raises(BackendError):
+        LocalServerBackend(n_threads=1, poll=101)

