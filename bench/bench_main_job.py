@@ -15,20 +15,28 @@ bound with several threads: they also wait for each other).
     python bench/bench_main_job.py --limit 8 --repeats 2 # a slice
     python bench/bench_main_job.py --set concurrency=2 --set reviewer.backend.n_parallel=2
     python bench/bench_main_job.py --write               # also write bench/results/main_job.md
+    python bench/bench_main_job.py --beside-load         # run 1 idle, run 2 beside a CPU hog
+
+``--beside-load`` runs the job once as is and once beside one CPU-bound process (``while True:
+pass``) pinned to the same CPUs, and reports the loaded/idle wall-time ratio and whether the two
+runs gave identical decisions and raw outputs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import hashlib
+import multiprocessing
 import os
 import platform
 import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +81,26 @@ class JobMeasure:
     def output_tokens_per_server_cpu_s(self) -> float:
         """Output tokens per second of server CPU (prompt processing included)."""
         return sum(self.output_tokens) / self.server_cpu_s if self.server_cpu_s else 0.0
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+@contextlib.contextmanager
+def cpu_hog() -> Iterator[None]:
+    """One CPU-bound child process pinned to this process's CPUs while the block runs."""
+    hog = multiprocessing.get_context("spawn").Process(target=_spin, daemon=True)
+    hog.start()
+    assert hog.pid is not None
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(hog.pid, os.sched_getaffinity(0))
+    try:
+        yield
+    finally:
+        hog.terminate()
+        hog.join()
 
 
 def _parse_value(text: str) -> Any:
@@ -126,8 +154,10 @@ def _row(index: int, m: JobMeasure) -> str:
             f"{m.output_tokens_per_server_cpu_s:.1f} | {m.correct} |")
 
 
-def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, Any]) -> str:
-    """Markdown section: one row per repeat plus the determinism verdict."""
+def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, Any],
+           beside_load: bool = False) -> str:
+    """Markdown section: one row per repeat plus the determinism verdict (and, with
+    ``beside_load``, the loaded/idle wall-time ratio of runs 2 and 1)."""
     n = len(measures[0].decisions)
     same_decisions = all(m.decisions == measures[0].decisions for m in measures)
     same_outputs = all(m.outputs == measures[0].outputs for m in measures)
@@ -156,6 +186,10 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(i + 1, m) for i, m in enumerate(measures)]
+    if beside_load:
+        ratio = measures[1].wall_s / measures[0].wall_s
+        lines += ["", f"Run 1 as is, run 2 beside one CPU-bound process on the same CPUs: "
+                  f"loaded/idle wall time {ratio:.2f}x (target <= 2.5x)."]
     finish = measures[0].finish_reasons
     lines += ["", f"Finish reasons (run 1): {finish}."]
     return "\n".join(lines) + "\n"
@@ -170,19 +204,25 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="dotted config override, e.g. reviewer.backend.n_threads=2")
     parser.add_argument("--write", action="store_true", help="write bench/results/main_job.md")
+    parser.add_argument("--beside-load", action="store_true",
+                        help="two runs: as is, then beside one CPU-bound process on the same CPUs")
     args = parser.parse_args()
+    if args.beside_load:
+        args.repeats = 2
     overrides = {k: _parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
     measures: list[JobMeasure] = []
     config: RunConfig | None = None
     for index in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="authpairs-mainjob-") as tmp:
             config = main_job_config(Path(tmp) / "authpairs.sqlite", args.limit, overrides)
-            measure = run_main_job(config)
+            loaded = args.beside_load and index == 1
+            with cpu_hog() if loaded else contextlib.nullcontext():
+                measure = run_main_job(config)
         measures.append(measure)
         print(f"run {index + 1}: {measure.wall_s:.0f} s wall, server CPU "
               f"{measure.server_cpu_s:.0f} s, correct {measure.correct}", flush=True)
     assert config is not None
-    text = report(measures, config, overrides)
+    text = report(measures, config, overrides, beside_load=args.beside_load)
     print(text)
     if args.write:
         out = Path(__file__).resolve().parent / "results" / "main_job.md"
