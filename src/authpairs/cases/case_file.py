@@ -115,6 +115,10 @@ class CaseFile:
         """The ids of the selected cases, in order."""
         return list(self.survey().case_ids)
 
+    def has_effects(self) -> bool:
+        """Whether any selected case carries an effect descriptor (found by the survey)."""
+        return self.survey().has_effects
+
 
 def _splits(path: Path) -> list[str]:
     """The splits named in a JSONL file, sorted (lines that are not objects are left to the

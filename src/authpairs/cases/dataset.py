@@ -81,6 +81,10 @@ class CaseSource(Protocol):
         """The identity of the cases."""
         ...
 
+    def has_effects(self) -> bool:
+        """Whether any case carries an effect descriptor (a run then needs a sandbox)."""
+        ...
+
 
 @dataclass
 class Dataset:
@@ -141,6 +145,10 @@ class Dataset:
     def case_ids(self) -> list[str]:
         """The ids of the cases, in order."""
         return [c.case_id for c in self.cases]
+
+    def has_effects(self) -> bool:
+        """Whether any case carries an effect descriptor."""
+        return any(c.public.effect is not None for c in self.cases)
 
     def write_jsonl(self, path: str | Path) -> None:
         """Write the dataset as canonical JSONL (one case per line)."""

@@ -89,11 +89,7 @@ def make_enforcer_for(cases: CaseSource, config: RunConfig) -> Enforcer | None:
     """A sandboxed enforcement point when enforcement is on and any case carries an effect."""
     if not config.enforce:
         return None
-    if isinstance(cases, CaseFile):
-        effects = cases.survey().has_effects
-    else:
-        effects = any(c.public.effect is not None for c in cases)
-    if not effects:
+    if not cases.has_effects():
         return None
     from authpairs.enforce.enforcer import LocalEnforcer  # the sandbox only where it is used
 

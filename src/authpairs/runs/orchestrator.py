@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from authpairs.cases.dataset import CaseSource
+from authpairs.cases.dataset import CaseSource, Dataset
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.review.reviewers import Reviewer
@@ -116,7 +116,9 @@ class RunOrchestrator:
         live process working on the same run). The cases are read as the run goes (a
         :class:`~authpairs.cases.case_file.CaseFile` from its file). ``progress`` shows it
         (default: a rich bar when ``show_progress``, otherwise nothing)."""
-        ids = cases.case_ids() if hasattr(cases, "case_ids") else [c.case_id for c in cases]
+        if isinstance(cases, Sequence):  # a plain list of cases
+            cases = Dataset("cases", list(cases))
+        ids = cases.case_ids()
         done = self.store.done_case_ids(self.run_id)
         already_done = sum(1 for case_id in ids if case_id in done)
         state = RunProgress(self.run_id, total=len(ids), already_done=already_done)
