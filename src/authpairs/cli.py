@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.text import Text
+from typer._click import exceptions as click  # typer vendors click; its errors live here
 from typer.core import TyperGroup
 
 import authpairs.commands
@@ -43,13 +44,51 @@ def print_error(message: str) -> None:
     _stderr.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
 
 
+def usage_error_line(exc: click.ClickException) -> str:
+    """One line for a command-line mistake: the option or argument named, then a hint.
+
+    Click's own rendering is a usage block and a boxed message over several lines; this is the
+    same message as ``--concurrency: 'x' is not a valid integer (hint: ...)``.
+    """
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter):
+        message = " ".join(exc.message.split())
+        param = exc.param
+        name: Any = exc.param_hint or (param.opts[0] if param is not None and param.opts
+                                       else param.name if param is not None else None)
+        if isinstance(name, (list, tuple)):
+            name = " / ".join(name)
+        if name:
+            message = f"{str(name).strip(chr(39) + chr(34))}: {message}"
+    else:
+        message = " ".join(exc.format_message().split())
+    path = ctx.command_path if ctx is not None else "authpairs"
+    return f"{message} (hint: see '{path} --help')"
+
+
 class AuthpairsGroup(TyperGroup):
     """The root command group: expected errors become one clear line and exit code 2."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: Any = None, **extra: Any) -> Any:
+        """Parse the root options; a mistake in them is one ``error:`` line, exit code 2."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            if isinstance(exc, click.NoArgsIsHelpError):
+                raise
+            print_error(usage_error_line(exc))
+            raise typer.Exit(EXIT_INPUT_ERROR) from None
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; print expected errors without a traceback unless debugging."""
         try:
             return super().invoke(ctx)
+        except click.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:
+            print_error(usage_error_line(exc))
+            raise typer.Exit(EXIT_INPUT_ERROR) from None
         except AuthpairsError as exc:
             if _state["debug"]:
                 raise
