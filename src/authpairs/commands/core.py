@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
-from authpairs.errors import DataError, MissingDependencyError, RecordsError, ReviewerError
+from authpairs.errors import DataError, RecordsError
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -262,11 +262,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.hints import unavailable_hint
 
         config = build_config(config_file, overrides, backend, dataset, guardrail)
-        try:
-            state = asyncio.run(execute_async(config, progress=not quiet))
-        except (ReviewerError, MissingDependencyError) as exc:
-            console.print(Text(f"error: {exc}", style="red"))
-            raise typer.Exit(code=2) from None
+        state = asyncio.run(execute_async(config, progress=not quiet))
         print_run_summary(state)
         overall, _ = report_run(Path(config.records), state.run_id, by or [], out)
         hint = unavailable_hint(overall, config.reviewer.model_dump(mode="json"))

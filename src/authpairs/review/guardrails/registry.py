@@ -19,6 +19,8 @@ from authpairs.errors import ReviewerError
 from authpairs.registry import Entry, Registry, RegistryError, load_object
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from authpairs.backends.base import Backend
     from authpairs.backends.config import SamplingConfig
     from authpairs.review.reviewers import Reviewer
@@ -58,8 +60,26 @@ def as_factory(raw: object) -> GuardrailFactory:
     if callable(raw):
         from authpairs.review.guardrails.pycallable import CallableGuardrail
 
+        _check_one_argument(raw)
         return CallableGuardrail(raw)
     raise TypeError(f"{raw!r} is neither a GuardrailFactory nor a callable")
+
+
+def _check_one_argument(func: Callable[..., Any]) -> None:
+    """Refuse a callable that cannot be called as ``review(case)`` (e.g. ``os:getcwd``, or a
+    class whose constructor needs other arguments), before any case is reviewed."""
+    import inspect
+
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):  # some builtins have no signature: let the call decide
+        return
+    try:
+        signature.bind(object())
+    except TypeError:
+        raise TypeError(f"{getattr(func, '__qualname__', func)!r} cannot be called as "
+                        f"review(case): its signature is {signature}; a callable guardrail "
+                        "takes exactly one argument, the case") from None
 
 
 GUARDRAILS: Registry[GuardrailFactory] = Registry("guardrails", as_factory)
