@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, field_validator
 
 from authpairs.registry import Registry, load_object
 
@@ -81,6 +81,20 @@ class OpenAIBackendConfig(BackendConfigBase):
         "(default: no cap; the run's concurrency is the number in flight).")
 
     factory: ClassVar[str] = "authpairs.backends.openai_http:OpenAIBackend.from_config"
+
+    @field_validator("base_urls")
+    @classmethod
+    def _urls_have_a_scheme(cls, urls: list[str]) -> list[str]:
+        """A base URL must be http(s)://host...: '127.0.0.1:8080' is a configuration error
+        before any request, not a server failure retried."""
+        from urllib.parse import urlsplit
+
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"{url!r} is not an http(s) URL (hint: write "
+                                 f"'http://{url.split('://')[-1]}')")
+        return urls
 
     def identity(self) -> dict[str, Any]:
         """Model and decoding-relevant fields; not which URLs or how many at once."""

@@ -166,6 +166,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     """Load a YAML run configuration, then apply dotted-key ``overrides``
     (e.g. ``{"reviewer.interface": "direct"}``)."""
     raw = read_yaml_mapping(path, "configuration", ConfigError)
+    if not raw:
+        raise ConfigError(f"{path}: the configuration file is empty (hint: start from "
+                          "configs/local-smollm2.yaml, or leave out --config)")
     return config_from_dict(raw, overrides, origin=str(path))
 
 
