@@ -23,7 +23,7 @@ MAIN_JOB: dict[str, Any] = {
     "split": "dev",
     "reviewer": {
         "interface": "schema",
-        "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 1, "n_threads": 2,
+        "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 1, "n_threads": 1,
                     "speculative": "ngram-map-k"},
         "sampling": {"temperature": 0.0, "seed": 7, "max_tokens": 2048,
                      "repetition_penalty": 1.3},
