@@ -40,8 +40,10 @@ _stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 
 
 def print_error(message: str) -> None:
-    """Print ``error: message`` to stderr; the message is never read as markup."""
-    _stderr.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    """Print ``error: message`` to stderr as one line (a multi-line message, e.g. a YAML
+    parser's, is joined); the message is never read as markup."""
+    _stderr.print(Text.assemble(("error: ", "bold red"), " ".join(message.split())),
+                  soft_wrap=True)
 
 
 def usage_error_line(exc: click.ClickException) -> str:

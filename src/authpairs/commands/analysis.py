@@ -48,8 +48,7 @@ GATE_HELP = (
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print("[red]error:[/] ", end="")
-    console.print(message, markup=False, highlight=False, soft_wrap=True)
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
     return typer.Exit(code)
 
 

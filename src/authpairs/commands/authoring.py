@@ -43,7 +43,7 @@ def _dataset(root: Path | None) -> Dataset:
     try:
         return load_language_dataset(root=root)
     except ScenarioError as exc:
-        typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
+        typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)", err=True)
         raise typer.Exit(1) from exc
 
 

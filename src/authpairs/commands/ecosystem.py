@@ -14,7 +14,7 @@ console = make_console()
 
 
 def _fail(message: object) -> None:
-    console.print(f"[red]error:[/] {message}", highlight=False)
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
     raise typer.Exit(code=2)
 
 

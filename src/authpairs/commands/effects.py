@@ -32,7 +32,7 @@ def effects_check(
         try:
             dataset = load_language_dataset(root=root)
         except ScenarioError as exc:
-            typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)",
+            typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)",
                        err=True)
             raise typer.Exit(1) from exc
         pairs = [(c.case_id, c.public.effect) for c in dataset.cases

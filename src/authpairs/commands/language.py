@@ -90,7 +90,7 @@ def build_language(
     try:
         dataset = load_language_dataset(split, root=root, name=name)
     except ScenarioError as exc:
-        typer.echo(f"error: {exc}\n(run 'authpairs data check' for the full report)", err=True)
+        typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)", err=True)
         raise typer.Exit(1) from exc
     dataset.write_jsonl(out)
     typer.echo(json.dumps(dataset.manifest().to_dict(), indent=2))

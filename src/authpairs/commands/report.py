@@ -29,8 +29,7 @@ REPORT_HELP = (
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print("[red]error:[/] ", end="")
-    console.print(message, markup=False, highlight=False, soft_wrap=True)
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
     return typer.Exit(2)
 
 
