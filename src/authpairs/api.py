@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from authpairs.analysis.scoring import Tally as Tally
     from authpairs.analysis.scoring import score_by as score_by
     from authpairs.analysis.scoring import score_records as score_records
+    from authpairs.analysis.scoring import unknown_group_attributes as unknown_group_attributes
     from authpairs.analysis.study import StudyCell as StudyCell
     from authpairs.analysis.study import StudyPlanError as StudyPlanError
     from authpairs.analysis.study import load_plan as load_plan
@@ -228,6 +229,7 @@ __all__ = [
     "score_records",
     "serve_mcp",
     "summary_markdown",
+    "unknown_group_attributes",
     "unverified_allowed",
     "verify_chain",
     "verify_native",
@@ -427,7 +429,8 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.analysis.runref": ["RunNotFoundError", "UnverifiedRun", "UnverifiedRunError",
                                       "check_verified", "load_run", "load_run_checked",
                                       "unverified_allowed"],
-        "authpairs.analysis.scoring": ["Score", "Tally", "score_by", "score_records"],
+        "authpairs.analysis.scoring": ["Score", "Tally", "score_by", "score_records",
+                                       "unknown_group_attributes"],
         "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
         "authpairs.cases.dataset": ["Dataset", "DatasetError"],
         "authpairs.cases.hf": ["ExportError", "export_hf"],

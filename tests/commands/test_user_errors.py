@@ -77,6 +77,8 @@ MISTAKES: list[tuple[str, str]] = [
     ("score nosuchrun --records {records}", "nosuchrun"),
     ("score ok --records {root}/missing.sqlite", "missing.sqlite"),
     ("score ok --records {root}/notdb.sqlite", "notdb.sqlite"),
+    ("score ok --records {records} --by nosuchfield", "--by"),
+    ("score ok ok --records {records} --by nosuchfield", "nosuchfield"),
     ("export nosuchrun --records {records} --out {root}/x.jsonl", "nosuchrun"),
     ("compare", "run_a"),
     ("compare ok", "run_b"),

@@ -141,9 +141,22 @@ def score_records(records: Iterable[CaseRecord]) -> Score:
     return tally.overall()
 
 
+RECORD_GROUPS = ("split", "label", "cluster")
+"""Attributes every record has; any other grouping attribute is a case attribute."""
+
+
+def unknown_group_attributes(attributes: Iterable[str], present: Iterable[str]
+                             ) -> tuple[list[str], list[str]]:
+    """The grouping ``attributes`` that are neither record fields nor among the case
+    attributes ``present`` in the records (a mistyped ``--by``), and those that could be used
+    instead; both sorted."""
+    known = {*RECORD_GROUPS, *present}
+    return sorted(set(attributes) - known), sorted(known)
+
+
 def group_key(record: CaseRecord, attribute: str) -> str:
     """The value of ``attribute`` for a record ('split', 'label', 'cluster' or a case attribute)."""
-    if attribute in ("split", "label", "cluster"):
+    if attribute in RECORD_GROUPS:
         return str(getattr(record, attribute))
     return record.attributes.get(attribute, "(none)")
 

@@ -68,9 +68,12 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     tally = Tally(by)  # one pass over the records (the chain check's), none of them kept
     recorded: list[str] = []
 
+    present: set[str] = set()  # the case attributes the records carry, for --by
+
     def count(record: CaseRecord) -> None:
         tally.add(record)
         recorded.append(record.case_id)
+        present.update(record.attributes)
 
     with RecordStore(records_path, readonly=True) as store:
         info = store.get_run(run_id)
@@ -81,6 +84,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
             tally, recorded = Tally(by), []
             for record in store.iter_case_records(run_id):
                 count(record)
+    check_by(by, present)
     state = completeness(info, recorded)
     style = "" if state.complete else "bold yellow"
     console.print(Text(state.describe(), style=style))
@@ -101,6 +105,18 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
         if out is not None:
             write_scores(out, f"scores_by_{attribute}", groups, attribute, extra=extra)
     return overall["all"], state.complete
+
+
+def check_by(by: list[str], present: set[str]) -> None:
+    """Refuse a ``--by`` attribute no record has (a typo would group every case as
+    "(none)")."""
+    from authpairs.api import unknown_group_attributes
+
+    unknown, usable = unknown_group_attributes(by, present)
+    if unknown:
+        raise typer.BadParameter(
+            f"no recorded case has the attribute {', '.join(map(repr, unknown))} "
+            f"(attributes here: {', '.join(usable)})", param_hint="'--by'")
 
 
 def print_run_summary(state: RunProgress) -> None:
@@ -141,6 +157,7 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
         runs = load_report_runs(addresses, records_path)
     except (RunNotFoundError, ReportInputError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    check_by(by, {name for run in runs for r in run.records for name in r.attributes})
     rows = run_rows(runs)
     print_runs(console, rows)
     states = [completeness(run.info, (r.case_id for r in run.records)) for run in runs]
