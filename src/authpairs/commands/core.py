@@ -31,7 +31,7 @@ RUN_HELP = (
     "Without --config a run starts from the main job's configuration "
     "(configs/local-smollm2.yaml): the language dev split, the schema interface, the embedded "
     "local server with SmolLM2-135M, temperature 0, seed 7, up to 2048 output tokens, "
-    "repetition penalty 1.3, 2 cases in flight, effects enforced in a sandbox, records in "
+    "repetition penalty 1.3, one case in flight, effects enforced in a sandbox, records in "
     "runs/authpairs.sqlite. With another --backend the local-only settings (context size, "
     "slots, repetition penalty) are left out.\n\n"
     "Re-running the same command resumes: only cases without a record are reviewed.")
