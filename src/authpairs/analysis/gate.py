@@ -1,4 +1,5 @@
-"""Acceptance test for a guardrail change (the paper's recommendation, SPEC "Acceptance test").
+"""Acceptance test for a guardrail change (the paper's recommendation; docs/definitions.md,
+"Acceptance test").
 
 A candidate passes only if all three checks hold:
 

@@ -1,6 +1,6 @@
 """Decision scoring of run records: correctness, availability and (where enforced) effects.
 
-Every case stays in every denominator. Definitions (SPEC "Outcome measures"):
+Every case stays in every denominator. Definitions (docs/definitions.md "Outcome measures"):
 
 * correct -- a usable decision that matches the reference (ALLOW on lawful, BLOCK on forbidden);
 * incorrect approval -- a usable ALLOW of a forbidden request;

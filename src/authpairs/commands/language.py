@@ -26,11 +26,11 @@ def check(
     = None,
     distribution: Annotated[bool | None, typer.Option(
         "--distribution/--no-distribution",
-        help="Check the packaged dataset's SPEC counts (default: only for the packaged "
-             "scenarios, not for a custom --root).")] = None,
+        help="Check the packaged dataset's counts against docs/definitions.md (default: only "
+             "for the packaged scenarios, not for a custom --root).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Validate the language scenarios: format, quotes, evaluators, SPEC counts, giveaways.
+    """Validate the language scenarios: format, quotes, evaluators, defined counts, giveaways.
 
     Exits 1 on any error; every error names the file, scenario, context and field."""
     from authpairs.api import check_language

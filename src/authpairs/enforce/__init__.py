@@ -5,7 +5,7 @@ Use :class:`~authpairs.enforce.enforcer.LocalEnforcer` (the run orchestrator doe
     with LocalEnforcer() as enforcer:
         record = enforcer.enforce(case_id, case.public.effect, outcome.dispatch)
 
-Design (issue 5; SPEC "Execution and effects", paper sections 3.4 and A.3):
+Design (issue 5; docs/definitions.md "Execution and effects", paper sections 3.4 and A.3):
 
 * **Inputs.** ``enforce`` takes a ``str`` case id, the public :class:`EffectDescriptor` (or None)
   and a :class:`Dispatch`; anything else (a Case, its Reference, a label) is a TypeError. ALLOW

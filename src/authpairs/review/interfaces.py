@@ -1,6 +1,6 @@
 """Review interfaces: render a public case into a chat request and parse the answer strictly.
 
-Built-in interfaces (SPEC "Reviewer configurations and interfaces"):
+Built-in interfaces (docs/definitions.md "Reviewer configurations and interfaces"):
 
 * ``direct`` -- asks for one decision.
 * ``structured`` -- asks for a decision plus 1..12 checks (requirement, finding, <= 4 evidence).

@@ -107,16 +107,17 @@ def test_scoring_name_in_public_request(mutate: Callable[[Mutator], Path],
 
 def test_distribution_counts_on_fixtures() -> None:
     messages = _messages(GOOD, distribution=True)
-    assert "(dataset): split dev: 1 scenarios, SPEC requires 10" in messages
-    assert "(dataset): split test: 1 scenarios, SPEC requires 40" in messages
-    assert ("(dataset): domain payments: scenarios/dev inputs/test inputs 1/0/4, SPEC requires "
-            "11/4/40") in messages
-    assert "(dataset): family amount_interval: 4 test inputs, SPEC requires 16" in messages
+    assert "(dataset): split dev: 1 scenarios, the definition requires 10" in messages
+    assert "(dataset): split test: 1 scenarios, the definition requires 40" in messages
+    assert ("(dataset): domain payments: scenarios/dev inputs/test inputs 1/0/4, the definition "
+            "requires 11/4/40") in messages
+    assert ("(dataset): family amount_interval: 4 test inputs, the definition requires 16"
+            in messages)
     assert "(dataset): family ownership: development-only family has no dev scenario" in messages
-    assert (f"{FILE}: title: 'Fixture refund ceiling' is not one of the SPEC test titles of "
+    assert (f"{FILE}: title: 'Fixture refund ceiling' is not one of the defined test titles of "
             f"domain payments {SCENARIO})") in messages
     assert ("(dataset): title 'Delegated refund ceiling': 0 test scenarios in payments carry "
-            "this title, SPEC requires exactly 1") in messages
+            "this title, the definition requires exactly 1") in messages
 
 
 def test_dev_only_family_in_test_split(mutate: Callable[[Mutator], Path],

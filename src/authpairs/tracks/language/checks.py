@@ -150,12 +150,14 @@ def _inputs(scenarios: list[Scenario], split: str) -> int:
 
 
 def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None:
-    """Counts per SPEC: splits, domains, test families, dev-only families, exact test titles."""
+    """Counts per docs/definitions.md: splits, domains, test families, dev-only families, exact
+    test titles."""
     scenarios = [i.scenario for i in items]
     for split, wanted in SPLIT_SCENARIOS.items():
         n_split = sum(1 for s in scenarios if s.split == split)
         if n_split != wanted:
-            _err(report, DATASET, f"split {split}", f"{n_split} scenarios, SPEC requires {wanted}")
+            _err(report, DATASET, f"split {split}",
+                 f"{n_split} scenarios, the definition requires {wanted}")
     for domain, (n_scen, n_dev, n_test) in DOMAIN_COUNTS.items():
         mine = [s for s in scenarios if s.domain == domain]
         got: tuple[int, int, int] = (len(mine), _inputs(mine, "dev"), _inputs(mine, "test"))
@@ -163,8 +165,8 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                                    "test": got[2], "want": f"{n_scen}/{n_dev}/{n_test}"})
         if got != (n_scen, n_dev, n_test):
             _err(report, DATASET, f"domain {domain}",
-                 f"scenarios/dev inputs/test inputs {got[0]}/{got[1]}/{got[2]}, SPEC requires "
-                 f"{n_scen}/{n_dev}/{n_test}")
+                 f"scenarios/dev inputs/test inputs {got[0]}/{got[1]}/{got[2]}, the definition "
+                 f"requires {n_scen}/{n_dev}/{n_test}")
     test_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "test")
     dev_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "dev")
     for family, wanted in TEST_FAMILY_INPUTS.items():
@@ -173,7 +175,7 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                                    "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
         if n_inputs != wanted:
             _err(report, DATASET, f"family {family}",
-                 f"{n_inputs} test inputs, SPEC requires {wanted}")
+                 f"{n_inputs} test inputs, the definition requires {wanted}")
     for family in DEV_ONLY_FAMILIES:
         report.family_rows.append({"family": family, "want": 0,
                                    "test": test_families[family] * CONTEXTS_PER_SCENARIO,
@@ -187,7 +189,7 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
             _err(report, item.path, "family", f"{s.family} is a development-only family",
                  s.slug)
         if s.split == "test" and s.title not in TEST_TITLES[s.domain]:
-            _err(report, item.path, "title", f"{s.title!r} is not one of the SPEC test titles "
+            _err(report, item.path, "title", f"{s.title!r} is not one of the defined test titles "
                                              f"of domain {s.domain}", s.slug)
     for domain, titles in TEST_TITLES.items():
         counts = Counter(s.title for s in scenarios if s.split == "test" and s.domain == domain)
@@ -195,7 +197,7 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
             if counts[title] != 1:
                 _err(report, DATASET, f"title {title!r}",
                      f"{counts[title]} test scenarios in {domain} carry this title, "
-                     "SPEC requires exactly 1")
+                     "the definition requires exactly 1")
 
 
 def is_packaged(root: str | Path | None) -> bool:
@@ -207,7 +209,7 @@ def check_language(root: str | Path | None = None, distribution: bool | None = N
                    ) -> CheckReport:
     """Run every check over the scenario files under ``root`` (default: packaged scenarios).
 
-    ``distribution`` (the SPEC counts of the packaged dataset) defaults to on for the packaged
+    ``distribution`` (the defined counts of the packaged dataset) defaults to on for the packaged
     scenarios and off for a custom folder.
     """
     if distribution is None:

@@ -1,4 +1,5 @@
-"""Fixed shape of the language track, taken from the benchmark definition (SPEC / paper).
+"""Fixed shape of the language track, taken from the benchmark definition (docs/definitions.md,
+from the paper).
 
 These constants drive the distribution checks of ``authpairs data check``: the split sizes, the
 per-domain scenario and input counts, the test families with their input counts, the

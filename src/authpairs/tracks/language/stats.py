@@ -55,7 +55,7 @@ def counts_markdown(dataset: Dataset) -> str:
         "Per split:",
         _table(["split", "scenarios", "inputs", "lawful", "forbidden"], split_rows),
         "Per family (inputs):",
-        _table(["family", "dev inputs", "test inputs", "SPEC test inputs"], family_rows),
+        _table(["family", "dev inputs", "test inputs", "defined test inputs"], family_rows),
         f"Unresolved contexts: {unresolved}. Scenarios whose two lawful contexts use different "
         f"authorization paths: {different} of {len(lawful_paths)}. Mean evidence length "
         f"(characters): lawful {mean.get('lawful', 0)}, forbidden {mean.get('forbidden', 0)}.",
