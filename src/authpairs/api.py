@@ -242,7 +242,7 @@ Records: TypeAlias = "Sequence[CaseRecord] | str"
 """Case records, or a run address (``RUN_ID`` or ``PATH::RUN_ID``)."""
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """What a run produced: its id, every case record and the scores. Renders itself."""
 
@@ -263,6 +263,12 @@ class RunResult:
 
     def _title(self) -> str:
         return f"run {self.run_id}: {len(self.records)} case records"
+
+    def __repr__(self) -> str:
+        """One line: the run, its size and its headline numbers (never every record)."""
+        score = self.scores
+        return (f"<RunResult run {self.run_id!r}: {len(self.records)} case records, "
+                f"{score.correct}/{score.n} correct, {score.unavailable} unavailable>")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from authpairs.report.tables import score_table
