@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from authpairs.backends.base import ChatResponse
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.canonical import canonical_ascii_json
 from authpairs.cases.models import Case
 from authpairs.enforce.effect_record import EffectRecord
@@ -128,7 +128,8 @@ class AttemptRecord(BaseModel):
     """One call to a backend: formal (scored) or infrastructure (transport failure, retried).
 
     The raw output (``output_text``, ``reasoning_text``) is copied here before the parser runs,
-    so it is stored whatever the parser makes of it.
+    so it is stored whatever the parser makes of it; the formal attempt also keeps the exact
+    input it answered (``request``), so a reader sees what the reviewer was asked.
     """
 
     run_id: str
@@ -136,6 +137,11 @@ class AttemptRecord(BaseModel):
     attempt_no: int
     kind: str = Field(description="'formal' or 'infrastructure'.")
     input_sha256: str
+    request: ChatRequest | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The exact reviewer input of the formal attempt (its SHA-256 is "
+        "input_sha256); absent in records written before inputs were kept, and then not "
+        "stored at all, so older records keep their canonical text.")
     output_text: str | None = None
     reasoning_text: str | None = None
     finish_reason: str | None = None

@@ -89,7 +89,8 @@ def safe_parse(parser: Parser, response: ChatResponse) -> ReviewOutcome:
 def build_records(run_id: str, case: Case, review: Review
                   ) -> tuple[CaseRecord | None, list[AttemptRecord]]:
     """The case record (None when no attempt got an answer) and every attempt of ``review``;
-    the formal attempt holds the raw output, whatever the parser made of it."""
+    the formal attempt holds the exact input and the raw output, whatever the parser made of
+    it."""
     input_sha = review.request.sha256()
     response = review.response
     attempts: list[AttemptRecord] = []
@@ -102,7 +103,8 @@ def build_records(run_id: str, case: Case, review: Review
             continue
         attempts.append(AttemptRecord(
             run_id=run_id, case_id=case.case_id, attempt_no=attempt.number, kind="formal",
-            input_sha256=input_sha, latency_s=attempt.latency_s, output_text=response.text,
+            input_sha256=input_sha, request=review.request, latency_s=attempt.latency_s,
+            output_text=response.text,
             reasoning_text=response.reasoning, finish_reason=response.finish_reason,
             input_tokens=response.input_tokens, output_tokens=response.output_tokens,
             reasoning_tokens=response.reasoning_tokens))

@@ -1,5 +1,7 @@
 """Golden records: the run path writes the same records as the version that wrote the golden
 files (commit ad1b1ba), and ``authpairs audit`` passes on the records that version wrote.
+Since then the formal attempt also keeps the exact input (``request``, hashing to its
+``input_sha256``); everything else is unchanged.
 
 ``records-ad1b1ba.json`` is :func:`golden_run.dump_records` of ``records-ad1b1ba.sqlite``, both
 written by that version for :func:`golden_run.golden_config`. Regenerate them only when a
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.backends.base import ChatRequest
 from authpairs.runs.api import run_async
 from authpairs.runs.audit import audit_run
 from authpairs.runs.store import RecordStore
@@ -38,6 +41,11 @@ async def test_records_are_identical_to_the_previous_version(tmp_path: Path) -> 
     assert len(got["cases"]) == len(want["cases"])
     for mine, theirs in zip(got["cases"], want["cases"], strict=True):
         assert mine == theirs, mine["case_id"]
+    for attempt in got["attempts"]:  # kept since: the exact input of each formal attempt
+        request = attempt["record"].pop("request", None)
+        assert (request is not None) == (attempt["kind"] == "formal"), attempt
+        if request is not None:
+            assert ChatRequest.model_validate(request).sha256() == attempt["input_sha256"]
     assert got["attempts"] == want["attempts"]
 
 
