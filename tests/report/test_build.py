@@ -46,7 +46,7 @@ def test_sections_and_files(full: ReportResult) -> None:
     out = full.html.parent
     meta = json.loads((out / "report.json").read_text())
     assert meta["sections"] == ["overview", "runs", "seeds", "breakdowns", "groups",
-                                "contrasts", "transitions", "compositions"]
+                                "contrasts", "transitions", "compositions", "cases"]
     assert set(meta["omitted"]) == {"engine x label"}
     for stem in meta["figures"]:
         assert (out / "figures" / f"{stem}.svg").stat().st_size > 1000
@@ -58,7 +58,9 @@ def test_sections_and_files(full: ReportResult) -> None:
         assert not target.startswith(("http:", "https:", "//")), target
         if not target.startswith("data:"):
             assert (out / target).is_file(), target
-    assert "<script" not in html
+    # one inline script (the case browser) and its JSON data; nothing loaded from elsewhere
+    assert re.findall(r"<script[^>]*>", html) == [
+        '<script type="application/json" id="case-data">', "<script>"]
     assert len(meta["tables"]) >= 20
     for table in meta["tables"]:  # every CSV is linked from the page
         assert f'href="{table}"' in html, table

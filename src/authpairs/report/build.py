@@ -20,6 +20,7 @@ from authpairs.analysis.study import (
     plan_from_dict,
 )
 from authpairs.report import figures as fig
+from authpairs.report.cases import case_section
 from authpairs.report.html import render_page
 from authpairs.report.paired import (
     composition_section,
@@ -150,6 +151,9 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
         sections.append(composition_section(req.out, figs, members, req))
     else:
         omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
+    compare = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
+               if req.compare is not None else None)
+    sections.append(case_section(runs, compare))
     sections.insert(0, overview(runs, omitted))
     figs.render()
     html = req.out / "report.html"

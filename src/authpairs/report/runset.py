@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from authpairs.analysis.runref import (
 )
 from authpairs.cases.canonical import sha256_hex
 from authpairs.report.reviewer_name import ReviewerName, name_run
-from authpairs.runs.records import CaseRecord, RunInfo
+from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 
 
@@ -35,6 +36,9 @@ class ReportRun:
     records: list[CaseRecord]
     unverified: UnverifiedRun | None = None
     """Set when the run's records fail the integrity check and were used as allowed."""
+    attempts: dict[str, list[AttemptRecord]] = field(default_factory=dict)
+    """Every attempt of each recorded case (by case id, in order): the exact input and raw
+    answer of the formal one, the transport errors of the others."""
 
     @property
     def name(self) -> str:
@@ -131,8 +135,11 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
                     f"{ref.path}: no run '{ref.run_id}'"
                     + (f" (runs here: {hint})" if known else " (the file holds no runs)"))
             unverified = check_verified(store, ref.path, ref.run_id)
+            attempts: dict[str, list[AttemptRecord]] = defaultdict(list)
+            for attempt in store.attempts(ref.run_id):
+                attempts[attempt.case_id].append(attempt)
             runs.append(ReportRun(address, ref, info, store.case_records(ref.run_id),
-                                  unverified))
+                                  unverified, dict(attempts)))
     finally:
         for store in stores.values():
             store.close()

@@ -124,6 +124,9 @@ class Section:
     tables: list[TableBlock] = field(default_factory=list)
     figures: list[FigureFile] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
+    browser: str | None = None
+    """The case browser's data (:func:`~authpairs.report.cases.embed_json` text), shown with
+    the page's case-browser script; None for every other section."""
 
     @property
     def empty(self) -> bool:

@@ -1,0 +1,244 @@
+"""The case browser's data: every recorded case of every run of a report, for the page.
+
+:func:`case_data` turns the report's runs into one compact, column-wise JSON value: one entry
+per case record (case-major: a case's records in every run lie together), the exact input and
+raw answer of its formal attempt, the parse, the dispatch and the verified effect. Every text
+(prompt messages, answers, effect and observation JSON, attributes) is stored once in a table of
+distinct strings and referred to by index, so a prompt shared by eight runs costs its length
+once. Transitions come from :func:`authpairs.analysis.compare.compare_records` (never re-derived
+here) for each pair of :func:`browser_pairs`.
+
+:func:`embed_json` writes the value for a ``<script type="application/json">`` element: ASCII
+only, with ``<``, ``>`` and ``&`` escaped, so no record text (``</script>``, ``<!--``, lone
+surrogates, control characters, U+2028) can end the element or change what the page's
+``JSON.parse`` reads back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from authpairs.analysis.compare import RequestChange, compare_records
+from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
+from authpairs.report.runset import ReportRun
+from authpairs.report.sections import Section
+from authpairs.review.outcome import OutcomeStatus
+from authpairs.runs.records import AttemptRecord, CaseRecord
+
+__all__ = ["BROWSER_FORMAT", "MAX_PAIRED_RUNS", "TRANSITIONS", "browser_pairs", "case_data",
+           "case_section", "embed_json", "outcome_of", "transition_code"]
+
+#: Version of the JSON value the page's script reads.
+BROWSER_FORMAT = 1
+
+#: Up to this many same-dataset runs, every pair (earlier -> later) gets transitions; with more,
+#: consecutive pairs only (the ``--compare`` pair always comes first).
+MAX_PAIRED_RUNS = 8
+
+#: Transition keys in display order (``lost`` split into denial / unavailability), with titles.
+TRANSITIONS: tuple[tuple[str, str], ...] = tuple(
+    (f.key, f.title) for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS))
+_LETTER = {key: chr(ord("a") + i) for i, (key, _) in enumerate(TRANSITIONS)}
+_UNMATCHED = "."
+
+
+def outcome_of(record: CaseRecord) -> str:
+    """What the parse made of the answer: ``ALLOW`` or ``BLOCK`` (a usable decision),
+    ``abstention`` (an explicit UNKNOWN) or ``unavailable``."""
+    if record.status is OutcomeStatus.DECISION and record.decision is not None:
+        return record.decision.value
+    return record.status.value
+
+
+def transition_code(change: RequestChange) -> str:
+    """The browser's transition key of a matched request: the comparison's transition, a lost
+    lawful request split into ``lost_denied`` / ``lost_unavailable`` where it splits."""
+    return change.lost_split() or change.transition
+
+
+def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun] | None = None
+                  ) -> list[tuple[ReportRun, ReportRun]]:
+    """The run pairs whose transitions the browser filters by: the ``--compare`` pair first,
+    then every same-dataset pair in the order given (earlier = before) for up to
+    :data:`MAX_PAIRED_RUNS` runs, else each run and the next same-dataset run."""
+    pairs: list[tuple[ReportRun, ReportRun]] = [compare] if compare is not None else []
+    if len(runs) <= MAX_PAIRED_RUNS:
+        candidates = list(itertools.combinations(runs, 2))
+    else:
+        candidates = [(a, next(b for b in runs[i + 1:]
+                               if b.info.manifest_sha256 == a.info.manifest_sha256))
+                      for i, a in enumerate(runs)
+                      if any(b.info.manifest_sha256 == a.info.manifest_sha256
+                             for b in runs[i + 1:])]
+    seen = {(a.name, b.name) for a, b in pairs}
+    for a, b in candidates:
+        if a.info.manifest_sha256 == b.info.manifest_sha256 and (a.name, b.name) not in seen:
+            seen.add((a.name, b.name))
+            pairs.append((a, b))
+    return pairs
+
+
+class _Texts:
+    """Distinct strings, each stored once and referred to by its index (-1: none)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def ref(self, text: str | None) -> int:
+        """The index of ``text`` in the table (added when new); -1 for None."""
+        if text is None:
+            return -1
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+    def json_ref(self, value: Any) -> int:
+        """The index of ``value`` written as indented JSON (-1 for None or an empty dict)."""
+        if value is None or value == {}:
+            return -1
+        return self.ref(json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False))
+
+
+def _formal(attempts: Sequence[AttemptRecord]) -> AttemptRecord | None:
+    formal = [a for a in attempts if a.kind == "formal"]
+    return formal[-1] if formal else None
+
+
+class _Columns:
+    """The per-record columns of the browser data, filled one record at a time."""
+
+    NAMES = ("run", "case", "label", "family", "cluster", "outcome", "reason", "dispatch",
+             "through", "enforced", "executed", "verified", "audit_ok", "effect_type", "effect",
+             "observation", "effect_error", "prompt", "input_sha256", "answer", "reasoning",
+             "finish", "checks", "infra", "errors", "attributes", "input_tokens",
+             "output_tokens")
+
+    def __init__(self, texts: _Texts) -> None:
+        self.texts = texts
+        self.cols: dict[str, list[int]] = {name: [] for name in self.NAMES}
+        self.prompts: list[dict[str, Any]] = []
+        self._prompt_index: dict[str, int] = {}
+
+    def _prompt(self, attempt: AttemptRecord | None) -> int:
+        if attempt is None or attempt.request is None:
+            return -1
+        key = attempt.input_sha256
+        found = self._prompt_index.get(key)
+        if found is None:
+            request = attempt.request
+            ref = self.texts.ref
+            self.prompts.append({
+                "messages": [[ref(m.get("role", "")), ref(m.get("content", ""))]
+                             for m in request.messages],
+                "response_format": self.texts.json_ref(request.response_format),
+                "raw_prompt": ref(request.prompt),
+                "options": self.texts.json_ref(request.options)})
+            found = self._prompt_index[key] = len(self.prompts) - 1
+        return found
+
+    def add(self, run: int, case: int, record: CaseRecord,
+            attempts: Sequence[AttemptRecord]) -> None:
+        """Append one record (its run's index, its case's index, its attempts)."""
+        ref, json_ref = self.texts.ref, self.texts.json_ref
+        formal = _formal(attempts)
+        effect = record.effect
+        errors = [a.error for a in attempts if a.kind != "formal" and a.error]
+        enforced = effect if record.enforced else None  # a decision-only record: no flags
+        row = {
+            "run": run, "case": case, "label": ref(record.label),
+            "family": ref(record.attributes.get("family")), "cluster": ref(record.cluster),
+            "outcome": ref(outcome_of(record)), "reason": ref(record.reason_code),
+            "dispatch": ref(record.dispatch.value), "through": int(record.went_through),
+            "enforced": int(record.enforced),
+            "executed": -1 if enforced is None else int(enforced.executed),
+            "verified": -1 if enforced is None else int(enforced.verified),
+            "audit_ok": -1 if enforced is None else int(enforced.audit_ok),
+            "effect_type": ref(effect.effect_type if effect is not None else None),
+            "effect": json_ref(effect.effect if effect is not None else None),
+            "observation": json_ref(effect.observation if effect is not None else None),
+            "effect_error": ref(effect.error if effect is not None else None),
+            "prompt": self._prompt(formal), "input_sha256": ref(record.input_sha256),
+            "answer": ref(formal.output_text if formal is not None else None),
+            "reasoning": ref(formal.reasoning_text if formal is not None else None),
+            "finish": ref(record.finish_reason), "checks": json_ref(record.checks),
+            "infra": record.infra_attempts,
+            "errors": ref("\n".join(errors) if errors else None),
+            "attributes": json_ref(record.attributes),
+            "input_tokens": record.input_tokens, "output_tokens": record.output_tokens}
+        for name in self.NAMES:
+            self.cols[name].append(row[name])
+
+
+def case_data(runs: Sequence[ReportRun],
+              pairs: Sequence[tuple[ReportRun, ReportRun]] = ()) -> dict[str, Any]:
+    """Every case record of every run, column-wise, with deduplicated texts and the transition
+    of each case in each pair (one letter per case id, ``.`` where the pair does not match it;
+    see :data:`TRANSITIONS`)."""
+    texts = _Texts()
+    columns = _Columns(texts)
+    case_ids = sorted({r.case_id for run in runs for r in run.records})
+    case_index = {cid: i for i, cid in enumerate(case_ids)}
+    by_case: dict[str, list[tuple[int, CaseRecord]]] = {}
+    for k, run in enumerate(runs):
+        for record in run.records:
+            by_case.setdefault(record.case_id, []).append((k, record))
+    for cid in case_ids:
+        for k, record in by_case[cid]:
+            columns.add(k, case_index[cid], record, runs[k].attempts.get(cid, ()))
+    position = {run.name: k for k, run in enumerate(runs)}
+    pair_rows = []
+    for before, after in pairs:
+        codes = [_UNMATCHED] * len(case_ids)
+        comparison = compare_records(before.records, after.records,
+                                     before_run=before.name, after_run=after.name)
+        for change in (*comparison.lawful, *comparison.forbidden):
+            codes[case_index[change.case_id]] = _LETTER[transition_code(change)]
+        pair_rows.append({"before": position[before.name], "after": position[after.name],
+                          "codes": "".join(codes)})
+    return {
+        "format": BROWSER_FORMAT,
+        "runs": [{"name": r.name, "reviewer": r.reviewer, "dataset": r.dataset} for r in runs],
+        "case_ids": case_ids,
+        "transitions": [{"key": key, "title": title, "letter": _LETTER[key]}
+                        for key, title in TRANSITIONS],
+        "pairs": pair_rows,
+        "prompts": columns.prompts,
+        "texts": texts.items,
+        "cases": columns.cols,
+    }
+
+
+def embed_json(value: Any) -> str:
+    """``value`` as JSON text that is safe inside ``<script type="application/json">``: ASCII
+    only (lone surrogates and control characters as ``\\u`` escapes, which ``JSON.parse`` reads
+    back as the same code units) and no ``<``, ``>`` or ``&`` outside an escape."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def case_section(runs: Sequence[ReportRun],
+                 compare: tuple[ReportRun, ReportRun] | None = None) -> Section:
+    """The case browser section: every case record of ``runs``, filterable by run, label,
+    family, decision, availability reason and transition (pairs of :func:`browser_pairs`)."""
+    pairs = browser_pairs(runs, compare)
+    data = case_data(runs, pairs)
+    text = embed_json(data)
+    n = len(data["cases"]["run"])
+    section = Section("cases", "Case browser", intro=(
+        "Every recorded case of every run: choose filters (run, reference label, family, "
+        "decision, availability reason, and the transition of the case between two runs), then "
+        "open a case to see the exact input the reviewer was given, its raw answer, what the "
+        "strict parser made of it, what the enforcement point was told and the effect the "
+        "independent verifier read back."), browser=text)
+    section.notes.append(
+        f"{n:,} case records of {len(runs)} run(s), {len(data['case_ids']):,} distinct cases; "
+        f"transitions for {len(pairs)} run pair(s); {len(data['prompts']):,} distinct prompts "
+        f"and {len(data['texts']):,} distinct texts, each stored once "
+        f"({len(text) / 1e6:.1f} MB of case data in this page).")
+    return section
