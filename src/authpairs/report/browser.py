@@ -25,6 +25,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,7 +188,7 @@ def find_chromium() -> str | None:
     return None
 
 
-class _Session:
+class DevToolsSession:
     """A minimal synchronous DevTools client: commands by id, events collected on the way."""
 
     def __init__(self, url: str, timeout: float) -> None:
@@ -307,7 +309,7 @@ def _figure_text(src: str, seen: dict[str, Any]) -> FigureText:
                       smallest["text"] if smallest else "", clipped)
 
 
-def _inspect_layout(session: _Session, check: PageCheck, width: int) -> ViewportCheck:
+def _inspect_layout(session: DevToolsSession, check: PageCheck, width: int) -> ViewportCheck:
     session.set_width(width)
     seen = session.evaluate(_LAYOUT.replace("MIN_PX", repr(check.min_text_px)))
     view = ViewportCheck(width, float(seen["page_width"]))
@@ -319,11 +321,10 @@ def _inspect_layout(session: _Session, check: PageCheck, width: int) -> Viewport
     return view
 
 
-def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 60.0,
-               scale: float = 0.5, viewports: tuple[int, ...] = VIEWPORTS,
-               min_text_px: float = MIN_TEXT_PX) -> PageCheck:
-    """Open ``html`` in headless Chromium, inspect it at each width of ``viewports``, measure
-    the text of every SVG figure, and (optionally) save a full-page PNG at the first width.
+@contextmanager
+def chromium_session(timeout: float = 60.0) -> Iterator[DevToolsSession]:
+    """Headless Chromium in a fresh profile with networking features off, driven over the
+    DevTools protocol (Runtime, Log, Page and Network events collected); closed on exit.
 
     Raises :class:`BrowserError` when Chromium is missing or cannot be driven.
     """
@@ -331,46 +332,17 @@ def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 6
     if chromium is None:
         raise BrowserError("Chromium not found: install the Debian 'chromium' package "
                            "(apt-get install -y chromium) or set CHROMIUM")
-    check = PageCheck(min_text_px=min_text_px)
     with tempfile.TemporaryDirectory(prefix="authpairs-chromium-") as tmp:
         profile = Path(tmp)
         process = subprocess.Popen([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
                                     "about:blank"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         try:
-            session = _Session(_devtools_url(profile, process, timeout), timeout)
+            session = DevToolsSession(_devtools_url(profile, process, timeout), timeout)
             try:
                 for domain in ("Runtime", "Log", "Page", "Network"):
                     session.call(f"{domain}.enable")
-                if viewports:
-                    session.set_width(viewports[0])
-                session.open(html.resolve().as_uri())
-                seen = session.evaluate(_INSPECT)
-                check.images = len(seen["images"])
-                check.missing_images = [i["src"] for i in seen["images"] if not i["ok"]]
-                check.sections = len(seen["sections"])
-                check.empty_sections = [s["id"] for s in seen["sections"]
-                                        if s["content"] == 0 or s["text"] == 0]
-                if screenshot is not None:
-                    shot = session.call("Page.captureScreenshot", format="png",
-                                        captureBeyondViewport=True,
-                                        clip={"x": 0, "y": 0, "width": seen["width"],
-                                              "height": seen["height"], "scale": scale})
-                    screenshot.parent.mkdir(parents=True, exist_ok=True)
-                    screenshot.write_bytes(base64.b64decode(shot["data"]))
-                    check.screenshot = screenshot
-                check.viewports = [_inspect_layout(session, check, w) for w in viewports]
-                _collect(check, session.events)  # the page's own events, before the figures
-                svgs = [i["src"] for i in seen["images"]
-                        if i["ok"] and str(i["src"]).endswith(".svg")]
-                for src in dict.fromkeys(svgs):
-                    session.open((html.resolve().parent / src).as_uri())
-                    check.figures.append(_figure_text(src, session.evaluate(_SVG_TEXT)))
-                for view in check.viewports:
-                    for figure in check.figures:
-                        if figure.src in view.figure_scale and figure.texts:
-                            view.figure_text_px[figure.src] = (
-                                figure.smallest_px * view.figure_scale[figure.src])
+                yield session
                 session.call("Browser.close")
             finally:
                 session.close()
@@ -380,4 +352,132 @@ def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 6
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def check_page(html: Path, screenshot: Path | None = None, *, timeout: float = 60.0,
+               scale: float = 0.5, viewports: tuple[int, ...] = VIEWPORTS,
+               min_text_px: float = MIN_TEXT_PX) -> PageCheck:
+    """Open ``html`` in headless Chromium, inspect it at each width of ``viewports``, measure
+    the text of every SVG figure, and (optionally) save a full-page PNG at the first width.
+
+    Raises :class:`BrowserError` when Chromium is missing or cannot be driven.
+    """
+    check = PageCheck(min_text_px=min_text_px)
+    with chromium_session(timeout) as session:
+        if viewports:
+            session.set_width(viewports[0])
+        session.open(html.resolve().as_uri())
+        seen = session.evaluate(_INSPECT)
+        check.images = len(seen["images"])
+        check.missing_images = [i["src"] for i in seen["images"] if not i["ok"]]
+        check.sections = len(seen["sections"])
+        check.empty_sections = [s["id"] for s in seen["sections"]
+                                if s["content"] == 0 or s["text"] == 0]
+        if screenshot is not None:
+            shot = session.call("Page.captureScreenshot", format="png",
+                                captureBeyondViewport=True,
+                                clip={"x": 0, "y": 0, "width": seen["width"],
+                                      "height": seen["height"], "scale": scale})
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+            check.screenshot = screenshot
+        check.viewports = [_inspect_layout(session, check, w) for w in viewports]
+        _collect(check, session.events)  # the page's own events, before the figures
+        svgs = [i["src"] for i in seen["images"]
+                if i["ok"] and str(i["src"]).endswith(".svg")]
+        for src in dict.fromkeys(svgs):
+            session.open((html.resolve().parent / src).as_uri())
+            check.figures.append(_figure_text(src, session.evaluate(_SVG_TEXT)))
+        for view in check.viewports:
+            for figure in check.figures:
+                if figure.src in view.figure_scale and figure.texts:
+                    view.figure_text_px[figure.src] = (
+                        figure.smallest_px * view.figure_scale[figure.src])
     return check
+
+
+def page_problems(session: DevToolsSession) -> list[str]:
+    """Console errors, uncaught exceptions and failed loads among the events seen so far."""
+    check = PageCheck()
+    _collect(check, session.events)
+    return [*check.console_errors, *(f"failed to load: {m}" for m in check.failed_requests)]
+
+
+_CASE_STATE = """JSON.stringify((() => {
+  const s = window.authpairsCaseBrowser || null;
+  const nav = performance.getEntriesByType('navigation')[0];
+  const count = document.querySelector('#case-browser .cb-count');
+  return {stats: s, load_ms: nav ? nav.loadEventEnd : null,
+          count: count ? Number(count.dataset.count) : null,
+          rows: document.querySelectorAll('#case-browser .cb-list tbody tr').length,
+          title: (document.getElementById('cb-detail-title') || {}).textContent || null};
+})())"""
+
+_CASE_FILTER = """JSON.stringify((() => {
+  const t0 = performance.now();
+  const choices = CHOICES;
+  for (const [key, value] of choices) {
+    const el = document.getElementById('cb-filter-' + key);
+    const option = Array.from(el.options).find(o => o.value === value
+                                                 || o.textContent.split(' (')[0] === value);
+    if (!option) { throw new Error('no option ' + value + ' for filter ' + key); }
+    el.value = option.value;
+    el.dispatchEvent(new Event('change'));
+  }
+  document.body.offsetHeight;  /* lay the new rows out before the clock stops */
+  const count = Number(document.querySelector('#case-browser .cb-count').dataset.count);
+  return {ms: performance.now() - t0, count: count,
+          rows: document.querySelectorAll('#case-browser .cb-list tbody tr').length};
+})())"""
+
+_CASE_OPEN = """JSON.stringify((() => {
+  const buttons = document.querySelectorAll('#case-browser button.cb-open');
+  buttons[INDEX].click();
+  const pick = sel => {
+    const el = document.querySelector(sel);
+    return el ? el.textContent : null;
+  };
+  return {title: pick('#cb-detail-title'), prompt: pick('#cb-prompt-last'),
+          answer: pick('#cb-answer'), record: Number(buttons[INDEX].dataset.record),
+          detail: document.querySelector('#case-browser .cb-detail').innerText};
+})())"""
+
+
+@dataclass
+class CaseBrowserState:
+    """What the case browser shows: its counts and load timing (ms since navigation start)."""
+
+    records: int
+    count: int
+    rows: int
+    parse_ms: float
+    first_list_ms: float
+    load_ms: float
+    title: str | None
+
+
+def case_browser_state(session: DevToolsSession) -> CaseBrowserState:
+    """The case browser of the open page: records, matching count, rows shown, timing."""
+    seen = session.evaluate(_CASE_STATE)
+    stats = seen["stats"]
+    if stats is None:
+        raise BrowserError("the page has no case browser (or its script did not run)")
+    return CaseBrowserState(int(stats["records"]), int(seen["count"]), int(seen["rows"]),
+                            float(stats["parseMs"]), float(stats["firstListMs"]),
+                            float(seen["load_ms"] or 0.0), seen["title"])
+
+
+def case_browser_filter(session: DevToolsSession, choices: list[tuple[str, str]]
+                        ) -> dict[str, Any]:
+    """Set filters in order (``(filter key, option value or shown name)``; ``""`` = all) and
+    return the time it took (``ms``, new rows laid out), the matching count and rows shown."""
+    result: dict[str, Any] = session.evaluate(
+        _CASE_FILTER.replace("CHOICES", json.dumps([list(c) for c in choices])))
+    return result
+
+
+def case_browser_open(session: DevToolsSession, index: int) -> dict[str, Any]:
+    """Click the ``index``-th case shown in the list and return what the detail pane shows
+    (its title, the last prompt message, the raw answer, the record index, all its text)."""
+    result: dict[str, Any] = session.evaluate(_CASE_OPEN.replace("INDEX", str(int(index))))
+    return result
