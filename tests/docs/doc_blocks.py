@@ -1,8 +1,12 @@
-"""Find the command blocks of the documentation and what each one needs to run.
+"""Find the command and Python blocks of the documentation and what each one needs to run.
 
 A block is a fenced code block. Shell blocks (```bash and friends) and any other block with a
-line that starts with ``authpairs `` hold documented commands. An HTML comment on the lines right
-before the fence says what a block needs; without one, the block runs in the fast test suite:
+line that starts with ``authpairs `` hold documented commands; ```python blocks hold documented
+Python snippets (a page's snippets run in one interpreter, in order, as a reader would type them;
+top-level ``await`` works). A snippet whose first line is a comment naming a file of the
+repository (``# examples/guard.py ...``) must also be an excerpt of that file. An HTML comment on
+the lines right before the fence says what a block needs; without one, the block runs in the fast
+test suite:
 
 * ``<!-- needs: gpu -->``: a GPU server (vLLM); not run, its files are still checked;
 * ``<!-- needs: embedded-model -->``: the embedded SmolLM2 server; run by the slow test;
@@ -19,6 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
+PYTHON_LANGS = {"python", "py"}
 NEEDS = {"gpu", "embedded-model", "sources"}
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 _MARKER = re.compile(r"^\s*<!--\s*(needs|not-run|exit):\s*(.*?)\s*-->\s*$")
@@ -41,10 +46,23 @@ class Block:
 
     @property
     def has_commands(self) -> bool:
-        """A shell block, or any block with a line starting with ``authpairs ``."""
+        """A shell block, or any other non-Python block with a line starting with
+        ``authpairs ``."""
         if self.lang in SHELL_LANGS:
             return bool(self.text.strip())
+        if self.lang in PYTHON_LANGS:
+            return False
         return any(line.strip().startswith("authpairs ") for line in self.text.splitlines())
+
+    @property
+    def is_python(self) -> bool:
+        """A non-empty ```python block."""
+        return self.lang in PYTHON_LANGS and bool(self.text.strip())
+
+    @property
+    def runs(self) -> bool:
+        """Unmarked: run by the fast test."""
+        return not self.markers.get("needs") and "not-run" not in self.markers
 
     @property
     def expected_exit(self) -> int:
@@ -88,3 +106,8 @@ def blocks(doc: Path) -> list[Block]:
 def command_blocks(doc: Path) -> list[Block]:
     """The blocks of ``doc`` that hold documented commands."""
     return [b for b in blocks(doc) if b.has_commands]
+
+
+def runnable_blocks(doc: Path) -> list[Block]:
+    """The command blocks and Python snippets of ``doc``, in page order."""
+    return [b for b in blocks(doc) if b.has_commands or b.is_python]
