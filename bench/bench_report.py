@@ -10,6 +10,14 @@ every figure as SVG and PNG. Serial figure drawing is measured beside the defaul
 per core, at most 4) in the same invocation.
 
     python bench/bench_report.py [--repeat 3] [--write]
+
+``--cases`` measures the case browser instead (issue 27): 2,000 cases x 8 runs written through
+the record store (``tests/report/synthetic.py``: language-sized prompts shared by the runs,
+an answer per record), the report built, its size, and in headless Chromium the time to the
+first rendered list and to apply each filter (best of ``--repeat`` page loads); written to
+bench/results/report_cases.md.
+
+    python bench/bench_report.py --cases [--repeat 3] [--write]
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import argparse
 import os
 import platform
 import resource
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -124,12 +133,99 @@ def measure(plan: Path, ids: list[str], out: Path, workers: int | None, repeat: 
     return best, cpu, figures, tables
 
 
+#: The filters the case-browser measurement applies, in order (filter key, option).
+CASE_FILTERS: tuple[tuple[str, list[tuple[str, str]]], ...] = (
+    ("label = lawful", [("label", "lawful")]),
+    ("run + decision = unavailable", [("label", ""), ("run", "run-3"),
+                                      ("outcome", "unavailable")]),
+    ("family", [("run", ""), ("outcome", ""), ("family", "ownership")]),
+    ("transition run-0 -> run-1 = lost", [("family", ""), ("pair", "0"),
+                                          ("transition", "lost")]),
+    ("all (filters cleared)", [("transition", ""), ("pair", "")]),
+)
+
+
+def measure_cases(repeat: int) -> list[str]:
+    """The case-browser measurement as markdown lines (needs Chromium)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
+    from tests.report.synthetic import write_synthetic
+
+    from authpairs.report.browser import (
+        case_browser_filter,
+        case_browser_state,
+        chromium_session,
+    )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        t0 = time.perf_counter()
+        synthetic = write_synthetic(folder / "many.sqlite", n_cases=2000, n_runs=8)
+        written = time.perf_counter() - t0
+        runs = list(synthetic.runs)
+        load_before = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        result = build_report(ReportRequest(runs=runs, out=folder / "r", records=synthetic.db,
+                                            compare=(runs[0], runs[1]), draws=200))
+        built = time.perf_counter() - t0
+        cases = next(s for s in result.sections if s.key == "cases")
+        size = result.html.stat().st_size
+        data = len(cases.browser or "")
+        first: list[float] = []
+        parsed: list[float] = []
+        filters: dict[str, list[float]] = {name: [] for name, _ in CASE_FILTERS}
+        counts: dict[str, int] = {}
+        with chromium_session(timeout=180) as session:
+            session.set_width(1400)
+            for _ in range(repeat):
+                session.open(result.html.resolve().as_uri())
+                state = case_browser_state(session)
+                first.append(state.first_list_ms)
+                parsed.append(state.parse_ms)
+                for name, choices in CASE_FILTERS:
+                    got = case_browser_filter(session, choices)
+                    filters[name].append(float(got["ms"]))
+                    counts[name] = int(got["count"])
+        load_after = os.getloadavg()[0]
+    lines = [
+        f"## Case browser benchmark ({datetime.now(UTC).date().isoformat()})", "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, headless Chromium; load average {load_before:.1f} "
+        f"before and {load_after:.1f} after (other processes share the cores). 2,000 cases x "
+        "8 runs = 16,000 case records written through the record store in "
+        f"{written:.1f} s (tests/report/synthetic.py: a ~2,000-character input per case, the "
+        "same in every run, and a ~250-character answer per record; every second run with "
+        "enforced effects); the report of the 8 runs with --compare (28 run pairs of "
+        f"transitions) built in {built:.1f} s.", "",
+        "| measurement | value |", "|---|---|",
+        f"| report.html | {size / 1e6:.1f} MB, of which case data {data / 1e6:.1f} MB |",
+        f"| case data parsed (ms after navigation start, best of {repeat}) | "
+        f"{min(parsed):.0f} ms |",
+        f"| first list rendered (ms after navigation start, best of {repeat}) | "
+        f"{min(first):.0f} ms |",
+    ]
+    lines += [f"| filter: {name} ({counts[name]:,} records match), best of {repeat} | "
+              f"{min(ms):.0f} ms |" for name, ms in filters.items()]
+    lines += ["", "Times are measured in the page (`performance.now()`): the first list is "
+              "drawn after the HTML is read and the JSON parsed; a filter's time runs from "
+              "the change event until the new rows are laid out. Reproduce with "
+              "`python bench/bench_report.py --cases --write`."]
+    return lines
+
+
 def main() -> None:
     """Measure and print (or write) the markdown section."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", action="store_true", help="write bench/results/report.md")
+    parser.add_argument("--cases", action="store_true",
+                        help="measure the case browser (bench/results/report_cases.md)")
     args = parser.parse_args()
+    if args.cases:
+        text = "\n".join(measure_cases(args.repeat)) + "\n"
+        print(text)
+        if args.write:
+            Path(__file__).with_name("results").joinpath("report_cases.md").write_text(text)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         plan, ids = write_study(folder)

@@ -1,9 +1,9 @@
 """Many synthetic runs written straight through the record store (no reviewer, no dataset), for
 the case browser's size and speed checks: ``n_cases`` cases x ``n_runs`` runs on one dataset.
 
-Each case has a language-track-sized input (a shared system message and a ~2,000-character
+Each case has a language-track-sized input (a shared system message and a ~1,700-character
 user message naming the case), so the runs share their prompts as real runs of one interface
-do; each record has its own answer of about 300 characters. Outcomes are a hash of (run, case):
+do; each record has its own answer of about 250 characters. Outcomes are a hash of (run, case):
 ALLOW, BLOCK, UNKNOWN or an unavailable answer; every second run enforced its effects (an
 executed, verified effect for an ALLOW).
 """
