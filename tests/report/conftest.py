@@ -7,10 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.report.browser import find_chromium
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 from tests.report.helpers import make_run
+
+#: The marks of a test that drives headless Chromium: slow (``.ci/run`` runs the slow tests),
+#: and skipped where Chromium is not installed.
+BROWSER_TEST = [
+    pytest.mark.slow,
+    pytest.mark.skipif(find_chromium() is None,
+                       reason="needs the Debian 'chromium' package (installed by .ci/run)")]
 
 
 @dataclass(frozen=True)

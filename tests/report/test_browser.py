@@ -18,16 +18,12 @@ from authpairs.report.browser import (
     VIEWPORTS,
     PageCheck,
     check_page,
-    find_chromium,
 )
 from authpairs.report.build import build_report
 from authpairs.report.request import ReportRequest
-from tests.report.conftest import RecordedRuns
+from tests.report.conftest import BROWSER_TEST, RecordedRuns
 
-pytestmark = [
-    pytest.mark.slow,  # starts Chromium; .ci/run runs the slow tests
-    pytest.mark.skipif(find_chromium() is None,
-                       reason="needs the Debian 'chromium' package (installed by .ci/run)")]
+pytestmark = BROWSER_TEST  # starts Chromium
 
 
 def test_report_renders_cleanly(recorded: RecordedRuns, tmp_path: Path) -> None:
@@ -62,7 +58,7 @@ def test_few_contrasts_read_at_both_widths(recorded: RecordedRuns, tmp_path: Pat
                                           runs: tuple[str, ...]) -> None:
     """One or three contrasts: the smallest contrast matrix keeps its colour-bar label whole."""
     result = build_report(ReportRequest(runs=list(runs), out=tmp_path / "r",
-                                        records=recorded.db, compare=runs[:2], draws=200))
+                                        records=recorded.db, compare=(runs[0], runs[1]), draws=200))
     check = check_page(result.html)
     assert check.ok, check.problems()
     assert "figures/contrasts.svg" in {f.src for f in check.figures}

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from authpairs.analysis.compare import compare_records
 from authpairs.report.browser import (
     case_browser_filter,
@@ -20,20 +18,17 @@ from authpairs.report.browser import (
     case_browser_state,
     check_page,
     chromium_session,
-    find_chromium,
     page_problems,
 )
 from authpairs.report.build import build_report
 from authpairs.report.cases import outcome_of
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import load_report_runs
+from tests.report.conftest import BROWSER_TEST
 from tests.report.synthetic import case_id, request_for, write_synthetic
 from tests.report.test_cases import HOSTILE, hostile_records
 
-pytestmark = [
-    pytest.mark.slow,  # starts Chromium; .ci/run runs the slow tests
-    pytest.mark.skipif(find_chromium() is None,
-                       reason="needs the Debian 'chromium' package (installed by .ci/run)")]
+pytestmark = BROWSER_TEST  # starts Chromium
 
 #: Generous bounds (ms): the check is that the page works at this size, not a benchmark.
 LOAD_BOUND_MS = 10_000
