@@ -50,12 +50,16 @@ def scripted(seed: int, allow: float = 0.55, flaky: float = 0.0
 
 def make_run(records: Path, run_id: str, *, baseline: str | None = None, seed: int = 0,
              allow: float = 0.55, split: str = "dev", enforce: bool = False,
-             limit: int | None = None, dataset: str = "language", flaky: float = 0.0) -> str:
+             limit: int | None = None, dataset: str = "language", flaky: float = 0.0,
+             concurrency: int | None = None) -> str:
     """Run (or resume) one run; a scripted run's configuration differs from another's only
     in its seed (and ``allow``, recorded as the backend model name). ``flaky`` > 0 leaves that
-    share of the cases without a record (transport failures, no retry): an incomplete run."""
+    share of the cases without a record (transport failures, no retry): an incomplete run.
+    ``concurrency`` 1 reviews one case at a time, so enforced effects see the sandbox in one
+    order (the verifier's count of resources checked depends on it)."""
     raw: dict[str, Any] = {"dataset": dataset, "split": split, "enforce": enforce,
                            "infra_retries": 0,
+                           **({"concurrency": concurrency} if concurrency else {}),
                            "records": str(records), "run_id": run_id, "limit": limit,
                            "reviewer": {"interface": "direct"}}
     reviewer = None

@@ -10,6 +10,7 @@ and a screenshot taken by headless Chromium.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import tempfile
@@ -27,13 +28,16 @@ def main(out: Path) -> None:
     """Record the runs in a temporary file, then write the report and its screenshot."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "runs.sqlite"
-        make_run(db, "always-allow", baseline="always-allow", enforce=True)
-        make_run(db, "always-block", baseline="always-block", enforce=True)
+        # one case at a time: the records (the verifiers' observations the case browser shows
+        # included) are the same in every build
+        run = functools.partial(make_run, db, enforce=True, concurrency=1)
+        run("always-allow", baseline="always-allow")
+        run("always-block", baseline="always-block")
         for seed in range(3):
-            make_run(db, f"loose-s{seed}", seed=seed, allow=0.55, enforce=True)
+            run(f"loose-s{seed}", seed=seed, allow=0.55)
         for seed in range(2):
-            make_run(db, f"strict-s{seed}", seed=seed, allow=0.3, enforce=True)
-        make_run(db, "flaky", seed=9, allow=0.5, flaky=0.25, enforce=True)
+            run(f"strict-s{seed}", seed=seed, allow=0.3)
+        run("flaky", seed=9, allow=0.5, flaky=0.25)
         if out.exists():
             shutil.rmtree(out)
         result = build_report(ReportRequest(
