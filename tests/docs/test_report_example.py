@@ -7,6 +7,7 @@ files that differ and the command that regenerates them.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,17 @@ from doc_blocks import REPO
 from authpairs.report.browser import find_chromium
 
 SCRIPT = REPO / "scripts" / "regenerate_report_example.py"
+
+
+def differences(built: Path, committed: Path) -> list[str]:
+    """The script's comparison (scripts/ is not a package)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from regenerate_report_example import differences as compare
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    found: list[str] = compare(built, committed)
+    return found
 
 
 @pytest.mark.slow
@@ -30,11 +42,6 @@ def test_the_committed_report_example_is_current() -> None:
 
 
 def test_the_comparison_normalises_only_times_and_versions(tmp_path: Path) -> None:
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        from regenerate_report_example import differences
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
     old, new = tmp_path / "old", tmp_path / "new"
     for root, when, version in ((old, "2026-12-03T06:52:40+00:00", "0.1.0"),
                                 (new, "2026-12-04T11:14:15+00:00", "0.2.0")):
@@ -53,3 +60,24 @@ def test_the_comparison_normalises_only_times_and_versions(tmp_path: Path) -> No
     assert differences(new, old) == [
         "cases.csv: not committed", "tables/runs.csv: no longer built",
         "figures.png: other bytes", "report.html: differs from line 1"]
+
+
+def _page(texts: list[str], label: list[int]) -> str:
+    data = json.dumps({"format": 1, "texts": texts, "cases": {"label": label}})
+    return (f'<p>{len(texts)} distinct texts, each stored once (0.{len(texts)} MB of case data'
+            f'</p><script type="application/json" id="case-data">{data}</script>\n')
+
+
+def test_the_case_data_is_compared_without_the_order_the_cases_ran_in(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    (old / "report.html").write_text(_page(
+        ['{"resources_checked": 92}', '{"resources_checked": 96}', "lawful"], [2, 2]))
+    (new / "report.html").write_text(_page(['{"resources_checked": 100}', "lawful"], [1, 1]))
+    assert differences(new, old) == []
+    for texts, label in ((['{"resources_checked": 100}', "forbidden"], [1, 1]),
+                         (['{"resources_checked": 100}', "lawful"], [1])):
+        (new / "report.html").write_text(_page(texts, label))
+        assert [d.split(" from line")[0] for d in differences(new, old)] == [
+            "report.html: differs"]
