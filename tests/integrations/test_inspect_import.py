@@ -63,6 +63,7 @@ def test_imported_records_equal_an_authpairs_run(examples_log: EvalLog, tmp_path
         attempt = attempts[record.case_id]
         assert attempt.kind == "formal" and attempt.input_sha256 == record.input_sha256
         assert attempt.output_text is not None
+        assert attempt.request is not None and attempt.request.sha256() == record.input_sha256
         assert record.input_tokens == 100 and record.output_tokens == 7
     again = import_inspect_log(_path(examples_log), "from-inspect", records_path).runs[0]
     assert (again.imported, again.already_present) == (0, 8)

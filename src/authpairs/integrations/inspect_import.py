@@ -214,6 +214,7 @@ def sample_records(run_id: str, sample: EvalSample, case: Case, input_sha: str,
     record = CaseRecord.from_review(run_id, case, input_sha, outcome, response, effect)
     attempt = AttemptRecord(
         run_id=run_id, case_id=case.case_id, attempt_no=1, kind="formal", input_sha256=input_sha,
+        request=interface.render(case.public),  # what the model received (hash checked)
         output_text=response.text, finish_reason=response.finish_reason,
         input_tokens=response.input_tokens, output_tokens=response.output_tokens,
         reasoning_tokens=response.reasoning_tokens, latency_s=response.latency_s)
