@@ -17,7 +17,6 @@ byte-stable. Every other file, figures included, must match exactly. The slow te
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import tempfile
@@ -29,22 +28,6 @@ NOT_COMPARED = frozenset({"screenshot.png"})
 TEXT_SUFFIXES = frozenset({".html", ".json", ".csv", ".svg", ".txt"})
 _TIME = re.compile(rb"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:\d{2}|Z)?")
 _VERSIONS = re.compile(rb"authpairs [\w.+-]+; python [\w.+-]+")
-_CASE_DATA = re.compile(rb'(<script type="application/json" id="case-data">)(.*?)(</script>)',
-                        re.DOTALL)
-_CASE_DATA_SIZE = re.compile(rb"\d+ distinct texts, each stored once \([\d.]+ MB")
-_RESOURCES = re.compile(r'"resources_checked": \d+')
-
-
-def _case_data(found: re.Match[bytes]) -> bytes:
-    """The case browser's data as what does not depend on the order the cases ran in: its
-    fields, its record count and its set of texts (``resources_checked`` left out)."""
-    data = json.loads(found.group(2))
-    columns = data.get("cases", {})
-    summary = {"fields": sorted(data), "columns": sorted(columns),
-               "records": len(next(iter(columns.values()), [])),
-               "texts": sorted({_RESOURCES.sub('"resources_checked": <n>', t)
-                                for t in data.get("texts", [])})}
-    return found.group(1) + json.dumps(summary, indent=0).encode() + found.group(3)
 
 
 def normalised(path: Path) -> bytes:
@@ -52,9 +35,6 @@ def normalised(path: Path) -> bytes:
     data = path.read_bytes()
     if path.suffix not in TEXT_SUFFIXES:
         return data
-    if path.suffix == ".html":
-        data = _CASE_DATA.sub(_case_data, data)
-        data = _CASE_DATA_SIZE.sub(b"<n> distinct texts, each stored once (<size> MB", data)
     return _VERSIONS.sub(b"authpairs <version>; python <version>", _TIME.sub(b"<time>", data))
 
 

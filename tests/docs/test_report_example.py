@@ -7,7 +7,6 @@ files that differ and the command that regenerates them.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -61,23 +60,3 @@ def test_the_comparison_normalises_only_times_and_versions(tmp_path: Path) -> No
         "cases.csv: not committed", "tables/runs.csv: no longer built",
         "figures.png: other bytes", "report.html: differs from line 1"]
 
-
-def _page(texts: list[str], label: list[int]) -> str:
-    data = json.dumps({"format": 1, "texts": texts, "cases": {"label": label}})
-    return (f'<p>{len(texts)} distinct texts, each stored once (0.{len(texts)} MB of case data'
-            f'</p><script type="application/json" id="case-data">{data}</script>\n')
-
-
-def test_the_case_data_is_compared_without_the_order_the_cases_ran_in(tmp_path: Path) -> None:
-    old, new = tmp_path / "old", tmp_path / "new"
-    old.mkdir()
-    new.mkdir()
-    (old / "report.html").write_text(_page(
-        ['{"resources_checked": 92}', '{"resources_checked": 96}', "lawful"], [2, 2]))
-    (new / "report.html").write_text(_page(['{"resources_checked": 100}', "lawful"], [1, 1]))
-    assert differences(new, old) == []
-    for texts, label in ((['{"resources_checked": 100}', "forbidden"], [1, 1]),
-                         (['{"resources_checked": 100}', "lawful"], [1])):
-        (new / "report.html").write_text(_page(texts, label))
-        assert [d.split(" from line")[0] for d in differences(new, old)] == [
-            "report.html: differs"]
