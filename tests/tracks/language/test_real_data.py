@@ -1,5 +1,5 @@
-"""The packaged 50 scenarios, checked against SPEC. These tests exercise the real data: they
-fail (naming the scenario) until every scenario file is complete and correct."""
+"""The packaged 50 scenarios, checked against docs/definitions.md. These tests exercise the real
+data: they fail (naming the scenario) until every scenario file is complete and correct."""
 
 from __future__ import annotations
 
