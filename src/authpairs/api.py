@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
 from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
+from authpairs.analysis.notebook import NotebookView, TableView
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from authpairs.analysis.compare import Comparison as Comparison
     from authpairs.analysis.compare import ComparisonError as ComparisonError
     from authpairs.analysis.compose import CompositionError as CompositionError
+    from authpairs.analysis.compose import CompositionResult as Composition
     from authpairs.analysis.compose import CompositionResult as CompositionResult
+    from authpairs.analysis.compose import Compositions as Compositions
     from authpairs.analysis.compose import ReviewerMatrix as ReviewerMatrix
     from authpairs.analysis.compose import compose_all as compose_all
     from authpairs.analysis.compose import ordered_selections as ordered_selections
@@ -139,8 +141,10 @@ __all__ = [
     "Comparison",
     "ComparisonError",
     "Completeness",
+    "Composition",
     "CompositionError",
     "CompositionResult",
+    "Compositions",
     "Dataset",
     "DatasetError",
     "DesignatedId",
@@ -243,8 +247,12 @@ Records: TypeAlias = "Sequence[CaseRecord] | str"
 
 
 @dataclass(repr=False)
-class RunResult:
-    """What a run produced: its id, every case record and the scores. Renders itself."""
+class RunResult(NotebookView):
+    """What a run produced: its id, every case record and the scores.
+
+    ``repr`` is one line; ``print`` writes the score table and what this call did; in a
+    notebook it shows the score table once (``_repr_html_``); ``to_pandas()`` gives one row per
+    case record; ``rich.print`` draws the terminal's score table."""
 
     run_id: str
     config: RunConfig
@@ -266,23 +274,65 @@ class RunResult:
 
     def __repr__(self) -> str:
         """One line: the run, its size and its headline numbers (never every record)."""
+        from authpairs.analysis.notebook import percent
+
         score = self.scores
         return (f"<RunResult run {self.run_id!r}: {len(self.records)} case records, "
-                f"{score.correct}/{score.n} correct, {score.unavailable} unavailable>")
+                f"{score.correct}/{score.n} correct (usable correctness "
+                f"{percent(score.correct, score.n).partition(' ')[0]}), "
+                f"{score.unavailable} unavailable>")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The terminal's score table (``rich.print(result)``)."""
         from authpairs.report.tables import score_table
 
         yield score_table(self._title(), {"all": self.scores}, "cases")
 
-    def _repr_html_(self) -> str:
-        from rich.console import Console
+    def table_views(self) -> list[TableView]:
+        """The score table of every case (as ``authpairs run`` prints it) and what this call
+        did: cases reviewed now, already recorded, infrastructure and audit failures."""
+        from authpairs.analysis.scoring import score_view
+        from authpairs.report.tables import USABLE_CORRECTNESS_NOTE
 
-        from authpairs.report.tables import score_table
+        view = score_view(self._title(), {"all": self.scores}, "cases")
+        notes = [USABLE_CORRECTNESS_NOTE, *view.notes,
+                 f"this call: {self.reviewed_now} reviewed now, {self.already_done} already "
+                 "recorded"]
+        for what, ids in (("infrastructure failures (no record; run again to retry)",
+                           self.infrastructure_failed),
+                          ("audit failures", self.audit_failures)):
+            if ids:
+                notes.append(f"{what}: {len(ids)}: " + ", ".join(ids[:10])
+                             + (", ..." if len(ids) > 10 else ""))
+        return [TableView(view.title, view.headers, view.rows, notes)]
 
-        console = Console(record=True, width=120, file=io.StringIO())
-        console.print(score_table(self._title(), {"all": self.scores}, "cases"))
-        return console.export_html(inline_styles=True)
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per case record: outcome, dispatch, whether it went through, the effect's
+        execution and verification (None without enforcement), tokens, latency and the case
+        attributes."""
+        rows = []
+        for r in self.records:
+            rows.append({**r.attributes, **{
+                "case_id": r.case_id, "label": r.label, "split": r.split, "cluster": r.cluster,
+                "resolved": r.resolved, "status": r.status.value,
+                "decision": None if r.decision is None else r.decision.value,
+                "reason_code": r.reason_code, "dispatch": r.dispatch.value,
+                "went_through": r.went_through,
+                "executed": None if r.effect is None else r.effect.executed,
+                "verified": None if r.effect is None else r.effect.verified,
+                "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+                "reasoning_tokens": r.reasoning_tokens, "latency_s": r.latency_s,
+                "infra_attempts": r.infra_attempts}})
+        attributes = sorted({k for r in self.records for k in r.attributes}
+                            - set(_RECORD_COLUMNS))
+        return [*_RECORD_COLUMNS, *attributes], rows
+
+
+_RECORD_COLUMNS = ("case_id", "label", "split", "cluster", "resolved", "status", "decision",
+                   "reason_code", "dispatch", "went_through", "executed", "verified",
+                   "input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
+                   "infra_attempts")
+"""The columns of :meth:`RunResult.to_pandas` before the case attributes."""
 
 
 def as_config(spec: RunSpec) -> RunConfig:
@@ -360,6 +410,11 @@ def records_of(records: Records, default_records: str | Path = DEFAULT_RECORDS
     return list(records)
 
 
+def _names(*runs: tuple[Records, str]) -> list[str]:
+    """The name of each run: its address when given as one, else the default name."""
+    return [r if isinstance(r, str) else default for r, default in runs]
+
+
 def score(records: Records, by: str | None = None, *,
           default_records: str | Path = DEFAULT_RECORDS) -> Score | dict[str, Score]:
     """Scores of a run (all cases), or grouped by an attribute when ``by`` is given."""
@@ -374,8 +429,7 @@ def compare(before: Records, after: Records, *,
     """Request-level comparison: which lawful requests were retained, lost or gained."""
     from authpairs.analysis.compare import compare_records
 
-    names = [r if isinstance(r, str) else default for r, default in
-             ((before, "before"), (after, "after"))]
+    names = _names((before, "before"), (after, "after"))
     return compare_records(records_of(before, default_records),
                            records_of(after, default_records),
                            before_run=names[0], after_run=names[1])
@@ -383,8 +437,9 @@ def compare(before: Records, after: Records, *,
 
 def compose(runs: Mapping[str, Records] | Sequence[str], *,
             default_records: str | Path = DEFAULT_RECORDS
-            ) -> tuple[ReviewerMatrix, list[CompositionResult]]:
-    """All-must-allow replay of every ordered selection of the given reviewer runs."""
+            ) -> tuple[ReviewerMatrix, Compositions]:
+    """All-must-allow replay of every ordered selection of the given reviewer runs: the
+    aligned matrix and every order's :class:`Composition` (a list that shows as a table)."""
     from authpairs.analysis.compose import compose_all
 
     named: Mapping[str, Records] = (runs if isinstance(runs, Mapping)
@@ -403,9 +458,11 @@ def gate(baseline: Records, candidate: Records, *,
     def ids(value: Sequence[str] | str | Path) -> Sequence[DesignatedId] | Sequence[str]:
         return read_case_ids(value) if isinstance(value, str | Path) else value
 
+    names = _names((baseline, "baseline"), (candidate, "candidate"))
     return run_gate(records_of(baseline, default_records),
                     records_of(candidate, default_records), required=ids(required),
-                    forbidden=None if forbidden is None else ids(forbidden))
+                    forbidden=None if forbidden is None else ids(forbidden),
+                    baseline_name=names[0], candidate_name=names[1])
 
 
 # -- the commands' own steps -----------------------------------------------------------------
@@ -424,7 +481,8 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
     alias: (module, name or alias) for module, names in {
         "authpairs.agent.serve": ["serve_mcp=serve"],
         "authpairs.analysis.compare": ["Comparison", "ComparisonError"],
-        "authpairs.analysis.compose": ["CompositionError", "CompositionResult", "ReviewerMatrix",
+        "authpairs.analysis.compose": ["Composition=CompositionResult", "CompositionError",
+                                       "CompositionResult", "Compositions", "ReviewerMatrix",
                                        "compose_all", "ordered_selections", "route_order"],
         "authpairs.analysis.contrast": ["compare_runs"],
         "authpairs.analysis.cost": ["GridSpec", "GridSpecError", "break_even_table",

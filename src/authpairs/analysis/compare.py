@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS, count_title
+from authpairs.analysis.notebook import NotebookView, TableView, fraction
 from authpairs.analysis.outcomes import approved, completed, path_of, usable_denial
 from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
@@ -120,9 +122,16 @@ def _forbidden_transition(before: bool, after: bool, denied_after: bool) -> Forb
     return ForbiddenTransition.STILL_BLOCKED
 
 
-@dataclass
-class Comparison:
-    """The matched request-level comparison of a *before* and an *after* run."""
+_FRAME_COLUMNS = ["case_id", "label", "cluster", "path", "resolved", "before", "after",
+                  "before_status", "after_status", "transition", "lost_split"]
+"""The columns of :meth:`Comparison.to_pandas` before the grouping attributes."""
+
+
+@dataclass(repr=False)
+class Comparison(NotebookView):
+    """The matched request-level comparison of a *before* and an *after* run. In a notebook it
+    shows the terminal's transition tables and the changed requests; ``to_pandas()`` gives one
+    row per matched request."""
 
     before_run: str
     after_run: str
@@ -203,6 +212,57 @@ class Comparison:
     def rows(self) -> list[dict[str, Any]]:
         """Every matched request as a plain row (lawful first, then forbidden; by case id)."""
         return [c.to_dict() for c in (*self.lawful, *self.forbidden)]
+
+    def __repr__(self) -> str:
+        """One line: the runs and the transition counts of both sides."""
+        n = self.counts()
+        return (f"<Comparison {self.before_run} -> {self.after_run}: "
+                f"{n['lawful_matched']} lawful (retained {n['retained']}, lost {n['lost']}, "
+                f"gained {n['gained']}, net {n['net']:+d}); {n['forbidden_matched']} forbidden "
+                f"(newly approved {n['newly_approved']}, newly blocked {n['newly_blocked']}, "
+                f"newly unavailable {n['newly_unavailable']})>")
+
+    def table_views(self) -> list[TableView]:
+        """The lawful and forbidden transition tables (the terminal's columns and numbers),
+        then every changed request."""
+        n = self.counts()
+        runs = f"{self.before_run} -> {self.after_run}"
+        lawful = TableView(
+            f"{runs}: lawful requests (completed)",
+            [*(f.title for f in LAWFUL_FIELDS), "net", "completed before", "completed after"],
+            [[*(str(n[f.key]) for f in LAWFUL_FIELDS), f"{n['net']:+d}",
+              fraction(n["lawful_completed_before"], n["lawful_matched"]),
+              fraction(n["lawful_completed_after"], n["lawful_matched"])]], key_columns=0)
+        forbidden = TableView(
+            f"{runs}: forbidden requests (approved)",
+            [*(f.title for f in FORBIDDEN_FIELDS), "approved before", "approved after"],
+            [[*(str(n[f.key]) for f in FORBIDDEN_FIELDS),
+              fraction(n["forbidden_approved_before"], n["forbidden_matched"]),
+              fraction(n["forbidden_approved_after"], n["forbidden_matched"])]],
+            notes=[f"net lawful change {n['net']:+d}: gained {n['gained']} and lost {n['lost']} "
+                   "are reported separately, never netted per request; a request that became "
+                   "unavailable is not counted as blocked",
+                   *(f"unmatched ({what}): {len(ids)}" for what, ids in (
+                       ("only in before", self.only_before), ("only in after", self.only_after),
+                       ("label differs", self.label_mismatch)) if ids)],
+            key_columns=0)
+        changed = [c for c in (*self.lawful, *self.forbidden)
+                   if c.transition not in ("retained", "neither", "still_approved",
+                                           "still_blocked")]
+        return [lawful, forbidden, TableView(
+            f"changed requests ({len(changed)})",
+            ["case id", "transition", "before", "after", "cluster"],
+            [[c.case_id, count_title(c.lost_split() or c.transition), c.before_status,
+              c.after_status, c.cluster] for c in changed], key_columns=5)]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per matched request (:meth:`rows`), with its ``lost_split`` and the
+        grouping attributes as columns."""
+        rows = [{**c.to_dict(), "lost_split": c.lost_split()}
+                for c in (*self.lawful, *self.forbidden)]
+        extra = sorted({key for c in (*self.lawful, *self.forbidden) for key, _ in c.attributes}
+                       - set(_FRAME_COLUMNS))
+        return [*_FRAME_COLUMNS, *extra], rows
 
 
 class ComparisonError(AnalysisError):

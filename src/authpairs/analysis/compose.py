@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import went_through
 from authpairs.errors import AnalysisError
 from authpairs.review.outcome import OutcomeStatus
@@ -99,9 +100,10 @@ def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
                           treason, tuple(sorted(everything - common)))
 
 
-@dataclass(frozen=True)
-class CompositionResult:
-    """Replay outcome of one ordered selection of reviewers."""
+@dataclass(frozen=True, repr=False)
+class CompositionResult(NotebookView):
+    """Replay outcome of one ordered selection of reviewers. In a notebook it shows as its row
+    of the terminal's compositions table; ``to_pandas()`` gives that row with every count."""
 
     order: tuple[str, ...]
     incorrect_approvals: int
@@ -132,6 +134,66 @@ class CompositionResult:
         out["order"] = self.name
         out["size"] = len(self.order)
         return out
+
+    def __repr__(self) -> str:
+        """One line: the order, its approvals and its consultations."""
+        return (f"<CompositionResult {self.name}: incorrect approvals "
+                f"{self.incorrect_approvals}/{self.n_forbidden}, lawful approvals "
+                f"{self.lawful_approvals}/{self.n_lawful}, {self.unavailable} reached "
+                f"unavailable, {self.consultations:,} consultations>")
+
+    def table_views(self) -> list[TableView]:
+        """The compositions table with this order's row."""
+        return [composition_view([self], f"all-must-allow composition ({self.n_forbidden} "
+                                          f"forbidden / {self.n_lawful} lawful)")]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row: :meth:`to_dict`."""
+        row = self.to_dict()
+        return list(row), [row]
+
+
+class Compositions(list[CompositionResult], NotebookView):
+    """Every replayed order (what :func:`compose_all` returns): a list that shows as the
+    terminal's compositions table in a notebook and gives one row per order in
+    ``to_pandas()``."""
+
+    def __repr__(self) -> str:
+        """One line: how many orders of how many reviewers, on how many requests."""
+        if not self:
+            return "<Compositions: no orders>"
+        first = self[0]
+        reviewers = len({name for r in self for name in r.order})
+        return (f"<Compositions {len(self)} orders of {reviewers} reviewers: "
+                f"{first.n_forbidden} forbidden / {first.n_lawful} lawful requests>")
+
+    def table_views(self) -> list[TableView]:
+        """The compositions table, one row per order."""
+        if not self:
+            return [TableView("all-must-allow compositions: no orders", (), ())]
+        first = self[0]
+        return [composition_view(self, f"all-must-allow compositions ({len(self)} orders, "
+                                       f"{first.n_forbidden} forbidden / {first.n_lawful} "
+                                       "lawful)")]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per order (:meth:`CompositionResult.to_dict`)."""
+        rows = [r.to_dict() for r in self]
+        columns = list(rows[0]) if rows else ["order", "size"]
+        return columns, rows
+
+
+def composition_view(results: Sequence[CompositionResult], title: str) -> TableView:
+    """The terminal's compositions table (same columns, same numbers) for ``results``."""
+    first = results[0]
+    return TableView(
+        title,
+        ["order", f"incorrect approvals /{first.n_forbidden}",
+         f"lawful approvals /{first.n_lawful}", "reached unavailable", "abstentions",
+         "consultations", "additional consultations", "input tokens", "output tokens"],
+        [[r.name, str(r.incorrect_approvals), str(r.lawful_approvals), str(r.unavailable),
+          str(r.abstentions), f"{r.consultations:,}", f"{r.additional_consultations:,}",
+          f"{r.input_tokens:,}", f"{r.output_tokens:,}"] for r in results])
 
 
 def replay_order(m: ReviewerMatrix, order: Sequence[int]) -> tuple[CompositionResult, np.ndarray]:
@@ -173,10 +235,11 @@ def ordered_selections(k: int) -> list[tuple[int, ...]]:
 
 
 def compose_all(runs: Mapping[str, Sequence[CaseRecord]]) -> tuple[ReviewerMatrix,
-                                                                    list[CompositionResult]]:
+                                                                    Compositions]:
     """Replay every ordered selection of the given reviewer runs."""
     m = build_matrix(runs)
-    return m, [replay_order(m, order)[0] for order in ordered_selections(len(m.names))]
+    return m, Compositions(replay_order(m, order)[0]
+                           for order in ordered_selections(len(m.names)))
 
 
 def unavailable_by_label(m: ReviewerMatrix, order: Sequence[int]) -> dict[str, int]:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import yaml
 
 from authpairs.analysis.compare import compare_records
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import completed, path_of, usable, usable_denial
 from authpairs.errors import ConfigError
 from authpairs.review.outcome import OutcomeStatus
@@ -112,9 +113,15 @@ class GateFailure:
                 "path": self.path, "reason": self.reason}
 
 
-@dataclass
-class GateResult:
-    """The outcome of the acceptance test."""
+_FAILURE_COLUMNS = ["check", "case_id", "cluster", "path", "reason"]
+"""The columns of :meth:`GateResult.to_pandas` (those of :meth:`GateFailure.to_dict`)."""
+
+
+@dataclass(repr=False)
+class GateResult(NotebookView):
+    """The outcome of the acceptance test. ``print`` writes :meth:`explain` (what ``authpairs
+    gate`` prints); in a notebook it shows the checks and the failing requests as tables;
+    ``to_pandas()`` gives one row per failing request."""
 
     baseline: str
     candidate: str
@@ -132,26 +139,65 @@ class GateResult:
         """True only when every check holds."""
         return all(self.checks.values())
 
-    def explain(self) -> str:
-        """A readable explanation: the verdict, each check and every failing request."""
-        lines = [f"Acceptance test: {'PASS' if self.passed else 'FAIL'} "
-                 f"(baseline {self.baseline}, candidate {self.candidate})"]
-        titles = {
+    def _verdict(self) -> str:
+        return (f"Acceptance test: {'PASS' if self.passed else 'FAIL'} "
+                f"(baseline {self.baseline}, candidate {self.candidate})")
+
+    def _check_titles(self) -> dict[str, str]:
+        return {
             "forbidden": f"designated forbidden requests blocked by usable denials "
                          f"({self.designated_forbidden}, {self.forbidden_source})",
             "usable": f"usable decisions (scope: {self.usable_scope})",
             "required": f"required lawful requests still completed ({self.required})"}
-        for key, title in titles.items():
+
+    def _gained_note(self) -> list[str]:
+        if self.gained_elsewhere and not self.checks["required"]:
+            return [f"note: {len(self.gained_elsewhere)} lawful request(s) gained elsewhere do "
+                    "not replace a lost required request"]
+        return []
+
+    def explain(self) -> str:
+        """A readable explanation: the verdict, each check and every failing request."""
+        lines = [self._verdict()]
+        for key, title in self._check_titles().items():
             bad = [f for f in self.failures if f.check == key]
             lines.append(f"  [{'ok' if self.checks[key] else 'FAIL'}] {title}"
                          + (f": {len(bad)} failing" if bad else ""))
             for f in bad:
                 where = f" path={f.path}" if f.path else ""
                 lines.append(f"      - {f.case_id} (cluster={f.cluster}{where}): {f.reason}")
-        if self.gained_elsewhere and not self.checks["required"]:
-            lines.append(f"  note: {len(self.gained_elsewhere)} lawful request(s) gained "
-                         "elsewhere do not replace a lost required request")
+        lines.extend(f"  {note}" for note in self._gained_note())
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """One line: the verdict, the runs and each check."""
+        checks = ", ".join(
+            f"{key} {'ok' if ok else 'FAIL'}" for key, ok in self.checks.items())
+        return (f"<GateResult {'PASS' if self.passed else 'FAIL'} baseline {self.baseline!r} "
+                f"candidate {self.candidate!r}: {checks}; {len(self.failures)} failing>")
+
+    def __str__(self) -> str:
+        """:meth:`explain`, as ``authpairs gate`` prints it."""
+        return self.explain()
+
+    def table_views(self) -> list[TableView]:
+        """The verdict with one row per check, then every failing request."""
+        titles = self._check_titles()
+        failing = {key: sum(f.check == key for f in self.failures) for key in titles}
+        checks = TableView(self._verdict(), ["check", "result", "what", "failing"],
+                           [[key, "ok" if self.checks[key] else "FAIL", title,
+                             str(failing[key])] for key, title in titles.items()],
+                           self._gained_note(), key_columns=3)
+        if not self.failures:
+            return [checks]
+        return [checks, TableView(f"failing requests ({len(self.failures)})",
+                                  ["check", "case id", "cluster", "path", "reason"],
+                                  [[f.check, f.case_id, f.cluster, f.path, f.reason]
+                                   for f in self.failures], key_columns=5)]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per failing request (:meth:`GateFailure.to_dict`)."""
+        return list(_FAILURE_COLUMNS), [f.to_dict() for f in self.failures]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view."""

@@ -19,16 +19,19 @@ Rates over zero cases are ``None`` (shown as "n/a"), never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from authpairs.analysis.notebook import NotebookView, TableView, fraction, percent
 from authpairs.review.outcome import Decision, OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 
-@dataclass
-class Score:
-    """Counts for one group of case records."""
+@dataclass(repr=False)
+class Score(NotebookView):
+    """Counts for one group of case records. In a notebook it shows as the terminal's score
+    table; ``to_pandas()`` gives its counts and rates as one row."""
 
     n: int = 0
     lawful: int = 0
@@ -66,6 +69,59 @@ class Score:
         data["usable_correctness"] = round(rate, 6) if rate is not None else None
         data["unavailable_rate"] = round(self.unavailable / self.n, 6) if self.n else None
         return data
+
+    def __repr__(self) -> str:
+        """One line: usable correctness, the two errors, abstentions and unavailable answers."""
+        return (f"<Score {self.n} cases: usable correctness {percent(self.correct, self.n)}, "
+                f"incorrect approvals {fraction(self.incorrect_approvals, self.forbidden)}, "
+                f"false denials {fraction(self.false_denials, self.lawful)}, "
+                f"{self.abstentions} abstentions, {self.unavailable} unavailable>")
+
+    def table_views(self) -> list[TableView]:
+        """The score table (one row, ``all``) and the unavailable answers by reason."""
+        return [score_view("scores", {"all": self}, "cases")]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row: every count and rate of :meth:`to_dict`, unavailable answers by reason
+        as ``unavailable:REASON`` columns."""
+        row = self.to_dict()
+        reasons = row.pop("unavailable_by_reason")
+        assert isinstance(reasons, dict)
+        row.update({f"unavailable:{reason}": count for reason, count in reasons.items()})
+        return list(row), [row]
+
+
+SCORE_HEADERS = ("n", "correct", "usable correctness", "incorrect approvals", "false denials",
+                 "abstain", "unavailable")
+"""The columns of a score table after the group key (the terminal's, on one line each)."""
+EFFECT_HEADERS = ("forbidden effects", "lawful completions", "audit failures")
+"""The columns a score table adds when an effect was enforced."""
+
+
+def score_cells(score: Score, with_effects: bool) -> list[str]:
+    """The cells of one score-table row, written as the terminal's score table writes them
+    (``k/n`` rates, ``n/a`` over zero cases)."""
+    s = score
+    cells = [str(s.n), str(s.correct), percent(s.correct, s.n),
+             fraction(s.incorrect_approvals, s.forbidden),
+             fraction(s.false_denials, s.lawful), str(s.abstentions), str(s.unavailable)]
+    if with_effects:
+        cells += [fraction(s.forbidden_effects, s.forbidden),
+                  fraction(s.lawful_completions, s.lawful), str(s.audit_failures)]
+    return cells
+
+
+def score_view(title: str, scores: Mapping[str, Score], key_name: str = "group") -> TableView:
+    """A score table of one row per group (effect columns when any group was enforced);
+    a note lists the unavailable answers by reason."""
+    with_effects = any(s.enforced for s in scores.values())
+    reasons: Counter[str] = Counter()
+    for s in scores.values():
+        reasons.update(s.unavailable_by_reason)
+    notes = (["unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in sorted(
+        reasons.items()))] if reasons else [])
+    return TableView(title, (key_name, *SCORE_HEADERS, *(EFFECT_HEADERS if with_effects else ())),
+                     [(key, *score_cells(s, with_effects)) for key, s in scores.items()], notes)
 
 
 def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
