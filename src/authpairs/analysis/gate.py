@@ -119,9 +119,9 @@ _FAILURE_COLUMNS = ["check", "case_id", "cluster", "path", "reason"]
 
 @dataclass(repr=False)
 class GateResult(NotebookView):
-    """The outcome of the acceptance test. ``print`` writes :meth:`explain` (what ``authpairs
-    gate`` prints); in a notebook it shows the checks and the failing requests as tables;
-    ``to_pandas()`` gives one row per failing request."""
+    """The outcome of the acceptance test. :meth:`explain` is what ``authpairs gate`` prints
+    (every failing request); ``print`` and a notebook show the checks and the first failing
+    requests as tables; ``to_pandas()`` gives one row per failing request."""
 
     baseline: str
     candidate: str
@@ -175,10 +175,6 @@ class GateResult(NotebookView):
             f"{key} {'ok' if ok else 'FAIL'}" for key, ok in self.checks.items())
         return (f"<GateResult {'PASS' if self.passed else 'FAIL'} baseline {self.baseline!r} "
                 f"candidate {self.candidate!r}: {checks}; {len(self.failures)} failing>")
-
-    def __str__(self) -> str:
-        """:meth:`explain`, as ``authpairs gate`` prints it."""
-        return self.explain()
 
     def table_views(self) -> list[TableView]:
         """The verdict with one row per check, then every failing request."""
