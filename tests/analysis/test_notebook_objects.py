@@ -21,7 +21,7 @@ from authpairs import api
 from authpairs.analysis.compare import Comparison, compare_records
 from authpairs.analysis.compose import CompositionResult, Compositions, compose_all
 from authpairs.analysis.gate import GateResult, run_gate
-from authpairs.analysis.notebook import MAX_ROWS, NotebookView
+from authpairs.analysis.notebook import MAX_ROWS, MAX_TEXT_ROWS, NotebookView
 from authpairs.analysis.scoring import Score, score_by, score_records
 from authpairs.report.analysis_tables import print_compositions
 from authpairs.report.tables import score_table
@@ -216,7 +216,7 @@ def test_gate_shows_each_check_and_failure(
         assert row[3] == str(sum(f.check == row[0] for f in gate.failures))
     assert len(failures) == 1 + min(MAX_ROWS, len(gate.failures))
     assert gate.failures[0].case_id in gate._repr_html_() and "L0001" in gate.explain()
-    assert f"... and {len(gate.failures) - MAX_ROWS} more rows" in str(gate)
+    assert f"... and {len(gate.failures) - MAX_TEXT_ROWS} more rows" in str(gate)
     assert repr(gate).startswith("<GateResult FAIL baseline 'A' candidate 'B': forbidden FAIL")
 
 

@@ -15,7 +15,8 @@ turns them into
 * ``to_pandas()``: the object's data as a :class:`pandas.DataFrame` (pandas is imported only
   there, so nothing else loads it).
 
-Long tables show their first :data:`MAX_ROWS` rows and say how many more ``to_pandas()`` has.
+Long tables show their first :data:`MAX_ROWS` rows (:data:`MAX_TEXT_ROWS` in text) and say how
+many more ``to_pandas()`` has.
 Plain Python only; no rich, no pandas at import.
 """
 
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
     import pandas
 
 MAX_ROWS = 30
-"""Rows a table shows in HTML and text; the rest are counted ("... and N more rows")."""
+"""Rows a table shows in HTML; the rest are counted ("... and N more rows")."""
+MAX_TEXT_ROWS = 10
+"""Rows a table shows in plain text (``print``); the rest are counted."""
 
 _TABLE = ("border-collapse:collapse;margin:0.2em 0 0.6em 0;font-size:0.9em;"
           "font-variant-numeric:tabular-nums")
@@ -55,9 +58,9 @@ class TableView:
     notes: Sequence[str] = ()
     key_columns: int = 1
 
-    def shown_rows(self) -> tuple[Sequence[Sequence[str]], int]:
-        """The rows to show (at most :data:`MAX_ROWS`) and how many are left out."""
-        return self.rows[:MAX_ROWS], max(0, len(self.rows) - MAX_ROWS)
+    def shown_rows(self, limit: int = MAX_ROWS) -> tuple[Sequence[Sequence[str]], int]:
+        """The rows to show (at most ``limit``) and how many are left out."""
+        return self.rows[:limit], max(0, len(self.rows) - limit)
 
 
 def fraction(count: int, total: int) -> str:
@@ -104,24 +107,40 @@ def _align(view: TableView, column: int) -> str:
     return "left" if column < view.key_columns else "right"
 
 
+def _stacked(header: str, width: int) -> list[str]:
+    """A header on two lines (broken at the space nearest its middle) when it is wider than
+    its column's cells; on one line otherwise."""
+    spaces = [i for i, ch in enumerate(header) if ch == " "]
+    if len(header) <= width or not spaces:
+        return [header]
+    cut = min(spaces, key=lambda i: abs(i - len(header) / 2))
+    return [header[:cut], header[cut + 1:]]
+
+
 def text_tables(views: Sequence[TableView]) -> str:
-    """The views as aligned plain text: title, header, a rule, the rows, the notes."""
+    """The views as aligned plain text: title, header (long names on two lines), a rule, the
+    rows, the notes."""
     blocks: list[str] = []
     for view in views:
         lines = [view.title] if view.title else []
         if view.headers:
-            rows, left_out = view.shown_rows()
-            table = [list(view.headers), *(list(r) for r in rows)]
-            widths = [max(len(r[i]) for r in table) for i in range(len(view.headers))]
+            rows, left_out = view.shown_rows(MAX_TEXT_ROWS)
+            cells = [max((len(r[i]) for r in rows), default=0) for i in range(len(view.headers))]
+            headers = [_stacked(h, w) for h, w in zip(view.headers, cells, strict=True)]
+            widths = [max(w, *(len(part) for part in h)) for h, w in zip(headers, cells,
+                                                                         strict=True)]
 
             def line(cells: Sequence[str], view: TableView = view,
                      widths: list[int] = widths) -> str:
                 return "  ".join(c.ljust(w) if i < view.key_columns else c.rjust(w)
                                  for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-            lines.append(line(table[0]).rstrip())
+            depth = max(len(h) for h in headers)
+            for level in range(depth):
+                lines.append(line([h[level - depth + len(h)] if level >= depth - len(h) else ""
+                                   for h in headers]).rstrip())
             lines.append("  ".join("-" * w for w in widths))
-            lines.extend(line(r).rstrip() for r in table[1:])
+            lines.extend(line(r).rstrip() for r in rows)
             if left_out:
                 lines.append(_more(left_out))
         lines.extend(view.notes)
