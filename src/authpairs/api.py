@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from authpairs.analysis.runref import load_run_checked as load_run_checked
     from authpairs.analysis.runref import unverified_allowed as unverified_allowed
     from authpairs.analysis.scoring import Score as Score
+    from authpairs.analysis.scoring import Scores as Scores
     from authpairs.analysis.scoring import Tally as Tally
     from authpairs.analysis.scoring import score_by as score_by
     from authpairs.analysis.scoring import score_records as score_records
@@ -169,6 +170,7 @@ __all__ = [
     "RunSpec",
     "ScenarioError",
     "Score",
+    "Scores",
     "StudyCell",
     "StudyPlanError",
     "Tally",
@@ -263,8 +265,9 @@ class RunResult(NotebookView):
     infrastructure_failed: list[str] = field(default_factory=list)
     audit_failures: list[str] = field(default_factory=list)
 
-    def by(self, attribute: str) -> dict[str, Score]:
-        """Scores grouped by a case attribute (``family``, ``domain``, ``split``, ...)."""
+    def by(self, attribute: str) -> Scores:
+        """Scores grouped by a case attribute (``family``, ``domain``, ``split``, ...): a dict
+        that shows as the grouped score table."""
         from authpairs.analysis.scoring import score_by
 
         return score_by(self.records, attribute)
@@ -416,7 +419,7 @@ def _names(*runs: tuple[Records, str]) -> list[str]:
 
 
 def score(records: Records, by: str | None = None, *,
-          default_records: str | Path = DEFAULT_RECORDS) -> Score | dict[str, Score]:
+          default_records: str | Path = DEFAULT_RECORDS) -> Score | Scores:
     """Scores of a run (all cases), or grouped by an attribute when ``by`` is given."""
     from authpairs.analysis.scoring import score_by, score_records
 
@@ -493,7 +496,7 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.analysis.runref": ["RunNotFoundError", "UnverifiedRun", "UnverifiedRunError",
                                       "check_verified", "load_run", "load_run_checked",
                                       "unverified_allowed"],
-        "authpairs.analysis.scoring": ["Score", "Tally", "score_by", "score_records",
+        "authpairs.analysis.scoring": ["Score", "Scores", "Tally", "score_by", "score_records",
                                        "unknown_group_attributes"],
         "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
         "authpairs.cases.dataset": ["Dataset", "DatasetError"],

@@ -22,7 +22,7 @@ from authpairs.analysis.compare import Comparison, compare_records
 from authpairs.analysis.compose import CompositionResult, Compositions, compose_all
 from authpairs.analysis.gate import GateResult, run_gate
 from authpairs.analysis.notebook import MAX_ROWS, MAX_TEXT_ROWS, NotebookView
-from authpairs.analysis.scoring import Score, score_by, score_records
+from authpairs.analysis.scoring import Score, Scores, score_by, score_records
 from authpairs.report.analysis_tables import print_compositions
 from authpairs.report.tables import score_table
 from authpairs.runs.records import CaseRecord
@@ -117,7 +117,7 @@ def _objects(run_result: api.RunResult, runs: tuple[list[CaseRecord], list[CaseR
     gate = run_gate(before, after, required=[f"L{i:04d}" for i in range(N_PAIRS)])
     return [run_result, run_result.scores, compare_records(before, after, before_run="A",
                                                             after_run="B"),
-            compositions[2], compositions, gate]
+            compositions[2], compositions, gate, score_by(after, "cluster")]
 
 
 def test_every_repr_is_one_short_line_and_print_stays_small(
@@ -147,13 +147,23 @@ def test_run_result_shows_the_terminal_score_table(run_result: api.RunResult) ->
                                        f"{s.correct}/{s.n} correct")
 
 
-def test_grouped_scores_show_the_terminal_cells(
+def test_grouped_scores_show_the_terminal_table(
         runs: tuple[list[CaseRecord], list[CaseRecord]]) -> None:
-    for group, score in score_by(runs[1], "cluster").items():
-        terminal_table = score_table("t", {group: score})
-        (table,) = html_tables(score)
-        assert table[1][1:] == [str(next(iter(column.cells)))
-                                for column in terminal_table.columns][1:]
+    groups = score_by(runs[1], "cluster")
+    assert isinstance(groups, Scores) and groups == dict(groups)
+    assert repr(groups) == f"<Scores by cluster: 7 groups, {2 * N_PAIRS} cases>"
+    terminal_table = score_table("t", groups, "cluster")
+    columns = [[str(c) for c in list(column.cells)] for column in terminal_table.columns]
+    (table,) = html_tables(groups)
+    assert table[0][0] == "cluster"
+    assert table[1:] == [list(row) for row in zip(*columns, strict=True)]
+    for key, score in groups.items():
+        (single,) = html_tables(score)
+        assert single[1][1:] == next(row for row in table if row[0] == key)[1:]
+    frame = groups.to_pandas()
+    assert list(frame.cluster) == list(groups)
+    assert list(frame.correct) == [s.correct for s in groups.values()]
+    assert frame.columns[0] == "cluster" and "unavailable:unknown" in frame.columns
 
 
 def _row_after(text: str, title: str) -> list[str]:
@@ -311,7 +321,8 @@ def test_a_score_is_still_a_plain_dataclass() -> None:
 def test_api_names_the_notebook_objects() -> None:
     assert api.Composition is CompositionResult
     assert api.Compositions is Compositions
-    assert {"Composition", "Compositions"} <= set(api.__all__)
+    assert api.Scores is Scores
+    assert {"Composition", "Compositions", "Scores"} <= set(api.__all__)
 
 
 def test_the_run_id_names_each_compare_and_gate_run(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 MAX_ROWS = 30
 """Rows a table shows in HTML; the rest are counted ("... and N more rows")."""
-MAX_TEXT_ROWS = 10
+MAX_TEXT_ROWS = 20
 """Rows a table shows in plain text (``print``); the rest are counted."""
 
 _TABLE = ("border-collapse:collapse;margin:0.2em 0 0.6em 0;font-size:0.9em;"
@@ -76,7 +76,8 @@ def percent(count: int, total: int) -> str:
 
 
 def _more(left_out: int) -> str:
-    return f"... and {left_out} more rows (to_pandas() has every row)"
+    return (f"... and {left_out} more row{'s' if left_out > 1 else ''} "
+            "(to_pandas() has every row)")
 
 
 def html_tables(views: Sequence[TableView]) -> str:

@@ -91,6 +91,37 @@ class Score(NotebookView):
         return list(row), [row]
 
 
+class Scores(dict[str, Score], NotebookView):
+    """Scores grouped by one attribute (what :func:`score_by` returns): a dict from group key
+    to :class:`Score` that shows as the terminal's grouped score table and gives one row per
+    group in ``to_pandas()``."""
+
+    def __init__(self, attribute: str, groups: Mapping[str, Score]) -> None:
+        """The ``groups`` of ``attribute``, in the given order."""
+        super().__init__(groups)
+        self.attribute = attribute
+
+    def __repr__(self) -> str:
+        """One line: the attribute, the number of groups and of cases."""
+        cases = sum(s.n for s in self.values())
+        return f"<Scores by {self.attribute}: {len(self)} groups, {cases} cases>"
+
+    def table_views(self) -> list[TableView]:
+        """One score-table row per group."""
+        return [score_view(f"scores by {self.attribute}", self, self.attribute)]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per group: the group key (column named after the attribute), then the
+        columns of :meth:`Score.to_pandas`."""
+        rows = []
+        columns = [self.attribute]
+        for key, score in self.items():
+            names, (row,) = score.frame()
+            columns += [name for name in names if name not in columns]
+            rows.append({self.attribute: key, **row})
+        return columns, rows
+
+
 SCORE_HEADERS = ("n", "correct", "usable correctness", "incorrect approvals", "false denials",
                  "abstain", "unavailable")
 """The columns of a score table after the group key (the terminal's, on one line each)."""
@@ -178,10 +209,10 @@ class Tally:
         """The score of every record counted."""
         return _finished(*self._overall)
 
-    def by(self, attribute: str) -> dict[str, Score]:
+    def by(self, attribute: str) -> Scores:
         """The score of each group of ``attribute``, ordered by group key."""
-        return {key: _finished(*counted)
-                for key, counted in sorted(self._groups[attribute].items())}
+        return Scores(attribute, {key: _finished(*counted)
+                                  for key, counted in sorted(self._groups[attribute].items())})
 
 
 def _finished(score: Score, reasons: Counter[str]) -> Score:
@@ -217,7 +248,7 @@ def group_key(record: CaseRecord, attribute: str) -> str:
     return record.attributes.get(attribute, "(none)")
 
 
-def score_by(records: Iterable[CaseRecord], attribute: str) -> dict[str, Score]:
+def score_by(records: Iterable[CaseRecord], attribute: str) -> Scores:
     """Score records grouped by ``attribute`` (family, domain, scenario, engine, ...)."""
     tally = Tally([attribute])
     for record in records:
