@@ -110,7 +110,8 @@ def test_the_quickstart_notebook_runs_and_shows_each_result_once(tmp_path: Path)
     assert allow.n == 160 and block.correct == 80
 
     html: dict[str, str] = {}
-    for tag in ("run-result", "score", "score-lawful", "comparison", "compositions", "gate"):
+    for tag in ("run-result", "score", "score-lawful", "scores-family", "comparison",
+                "compositions", "gate"):
         outputs = cells[tag].outputs
         assert len(outputs) == 1, (tag, outputs)  # shown once: no display as a side effect
         (output,) = outputs
@@ -122,6 +123,10 @@ def test_the_quickstart_notebook_runs_and_shows_each_result_once(tmp_path: Path)
     assert _cells(html["run-result"]) == ["all", *score_cells(allow, with_effects=True)]
     assert _cells(html["score"]) == ["all", *score_cells(block, with_effects=True)]
     assert _cells(html["score-lawful"])[1:4] == ["80", "0", "0.0% (0/80)"]
+    families = api.score(f"{records}::nb-allow", by="family")
+    assert isinstance(families, api.Scores) and len(families) > 1
+    assert _cells(html["scores-family"]) == [cell for key, score in families.items()
+                                              for cell in (key, *score_cells(score, True))]
     comparison = api.compare(f"{records}::nb-allow", f"{records}::nb-block")
     counts = comparison.counts()
     lawful = _cells(html["comparison"])[:9]
