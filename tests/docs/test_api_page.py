@@ -2,7 +2,8 @@
 
 The page's snippets run in order in one interpreter and print exactly the output the page shows
 under them (:mod:`python_snippets`). The notebook is executed with nbclient in a fresh folder
-(its records land there) and its outputs are read back: each result cell shows exactly one
+(its records land there; the kernel starts in the folder's ``examples/``, as Jupyter starts a
+notebook in its own folder) and its outputs are read back: each result cell shows exactly one
 output, an HTML table whose numbers are those of the records the notebook wrote.
 """
 
@@ -97,11 +98,13 @@ def _by_tag(notebook: Any) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_the_quickstart_notebook_runs_and_shows_each_result_once(tmp_path: Path) -> None:
-    work = _work(tmp_path)
+    work = tmp_path / "work"
+    (work / "examples").mkdir(parents=True)  # a real folder: '..' is the work folder
+    (work / "gate").symlink_to(REPO / "gate")
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
     NotebookClient(notebook, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(work)}}).execute()
+                   resources={"metadata": {"path": str(work / "examples")}}).execute()
     cells = _by_tag(notebook)
     records = work / "runs" / "quickstart.sqlite"
     allow = api.score(f"{records}::nb-allow")
