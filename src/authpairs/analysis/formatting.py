@@ -24,6 +24,16 @@ def format_p(value: float | None) -> str:
     return f"{value:.1e}" if 0 < value < SCIENTIFIC_BELOW else f"{value:.6f}"
 
 
+def fraction(count: int, total: int) -> str:
+    """``count/total``; ``n/a`` when the denominator is zero."""
+    return f"{count}/{total}" if total else "n/a"
+
+
+def percent(count: int, total: int) -> str:
+    """``45.0% (18/40)``; ``n/a`` when the denominator is zero (never ``0.0%``)."""
+    return f"{count / total:.1%} ({count}/{total})" if total else "n/a"
+
+
 @dataclass(frozen=True)
 class CountField:
     """One count of a comparison: its key in ``Comparison.counts()`` and its human title."""
