@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from analysis_helpers import rec
-from IPython.core.formatters import DisplayFormatter
 from rich.console import Console
 
 from authpairs import api
@@ -293,6 +292,7 @@ def test_one_display_each_and_no_display_as_a_side_effect(
     which inside Jupyter displays what it prints: the table showed twice.)"""
     import rich.console
     import rich.jupyter
+    from IPython.core.formatters import DisplayFormatter  # dev dependency (ipykernel)
 
     shown: list[object] = []
     monkeypatch.setattr(rich.console, "_is_jupyter", lambda: True)

@@ -16,10 +16,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from doc_blocks import REPO
-from nbclient import NotebookClient
 from python_snippets import check_page
 
 from authpairs import api
@@ -98,6 +96,9 @@ def _by_tag(notebook: Any) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_the_quickstart_notebook_runs_and_shows_each_result_once(tmp_path: Path) -> None:
+    import nbformat  # dev dependencies (nbclient, nbformat, ipykernel)
+    from nbclient import NotebookClient
+
     work = tmp_path / "work"
     (work / "examples").mkdir(parents=True)  # a real folder: '..' is the work folder
     (work / "gate").symlink_to(REPO / "gate")
