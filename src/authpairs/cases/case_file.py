@@ -30,26 +30,33 @@ class Survey:
 
 
 class CaseFile:
-    """The cases of ``path`` in ``split`` (None or ``"all"``: every case), the first ``limit``.
+    """The cases of ``path`` in ``split`` (None or ``"all"``: every case), the first ``limit``
+    in file order, or a balanced ``sample`` of that many chosen by ``sample_seed``
+    (:mod:`authpairs.cases.sampling`; one extra pass over the file reads the labels and families).
 
     ``check`` is called on every selected case during :meth:`survey` (e.g. to validate effect
     descriptors before any model call) and may raise a :class:`DatasetError`.
     """
 
     def __init__(self, path: str | Path, *, split: str | None = None, limit: int | None = None,
+                 sample: int | None = None, sample_seed: int = 0,
                  check: Callable[[Case], None] | None = None) -> None:
         self.path = Path(path)
         if not self.path.is_file():
             raise DatasetError(self.path, "dataset file not found")
         self.split = split
         self.limit = limit
+        self.sample = sample
+        self.sample_seed = sample_seed
         self.check = check
+        self._sampled: frozenset[str] | None = None
         suffix = "" if split in (None, "all") else f":{split}"
         self.name = f"{self.path.stem}{suffix}"
         self._survey: Survey | None = None
 
     @classmethod
     def for_run(cls, path: str | Path, split: str | None, limit: int | None = None, *,
+                sample: int | None = None, sample_seed: int = 0,
                 check: Callable[[Case], None] | None = None) -> CaseFile:
         """The cases a run reviews, chosen as
         :meth:`~authpairs.cases.dataset.Dataset.select_for_run` chooses them: ``split=None``
@@ -61,12 +68,20 @@ class CaseFile:
         if split not in ("all", *splits):
             raise DatasetError(Path(path).stem, f"has no '{split}' split (splits: "
                                f"{', '.join(splits) or 'none'}; or use 'all')")
-        chosen = cls(path, split=split, limit=limit, check=check)
+        chosen = cls(path, split=split, limit=limit, sample=sample, sample_seed=sample_seed,
+                     check=check)
         if not chosen.survey().case_ids:
             raise DatasetError(chosen.name, "the selection is empty: nothing to review")
         return chosen
 
     def __iter__(self) -> Iterator[Case]:
+        sampled = self._sample_ids() if self.sample is not None else None
+        for case in self._in_split():
+            if sampled is None or case.case_id in sampled:
+                yield case
+
+    def _in_split(self) -> Iterator[Case]:
+        """The cases of the split in file order, the first ``limit`` of them."""
         taken = 0
         with self.path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
@@ -78,6 +93,16 @@ class CaseFile:
                     continue
                 taken += 1
                 yield case
+
+    def _sample_ids(self) -> frozenset[str]:
+        """The ids of the balanced sample (one pass keeping only ids, labels and families)."""
+        if self._sampled is None:
+            from authpairs.cases.sampling import key_of, sample_ids
+
+            assert self.sample is not None
+            self._sampled = frozenset(sample_ids((key_of(case) for case in self._in_split()),
+                                                 self.sample, self.sample_seed))
+        return self._sampled
 
     def __len__(self) -> int:
         return len(self.survey().case_ids)

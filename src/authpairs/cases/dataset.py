@@ -123,10 +123,13 @@ class Dataset:
         """The splits this dataset's cases belong to, sorted."""
         return sorted({c.split for c in self.cases})
 
-    def select_for_run(self, split: str | None, limit: int | None = None) -> Dataset:
+    def select_for_run(self, split: str | None, limit: int | None = None,
+                       sample: int | None = None, sample_seed: int = 0) -> Dataset:
         """The cases a run reviews. ``split=None`` means the dev split when the dataset has one,
         otherwise every case (so an imported or hand-written dataset is never silently empty).
         An explicit split the dataset lacks, or an empty selection, is a :class:`DatasetError`.
+        ``limit`` keeps the first N cases in file order; ``sample`` a slice of N balanced by
+        label and family, chosen by ``sample_seed`` (:mod:`authpairs.cases.sampling`).
         """
         if split is None:
             split = "dev" if "dev" in self.splits() else "all"
@@ -134,6 +137,11 @@ class Dataset:
             raise DatasetError(self.name, f"has no '{split}' split (splits: "
                                f"{', '.join(self.splits()) or 'none'}; or use 'all')")
         chosen = self.select(split, limit)
+        if sample is not None:
+            from authpairs.cases.sampling import sample_cases
+
+            chosen = Dataset(name=chosen.name,
+                             cases=sample_cases(chosen.cases, sample, sample_seed))
         if not chosen.cases:
             raise DatasetError(self.name, "the selection is empty: nothing to review")
         return chosen

@@ -190,8 +190,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         split: Annotated[str | None, typer.Option(
             help="dev, test or all. Default: dev (with another --dataset: that dataset's "
             "default).")] = None,
-        limit: Annotated[int | None, typer.Option(help="First N cases only. Default: all.")]
-        = None,
+        limit: Annotated[int | None, typer.Option(
+            help="Only the first N cases of the split in file order (not balanced: see "
+            "--sample). Default: all.", min=1)] = None,
+        sample: Annotated[int | None, typer.Option(
+            help="A slice of N cases balanced by label (forbidden/lawful) and by family where "
+            "N allows, chosen by --sample-seed; the same seed gives the same cases. Excludes "
+            "--limit. Default: all.", min=1)] = None,
+        sample_seed: Annotated[int | None, typer.Option(
+            help="The seed that chooses --sample's cases (not the model's --seed). "
+            "Default: 0.")] = None,
         interface: Annotated[str | None, typer.Option(
             help="direct, structured or schema. Default: schema.")] = None,
         backend: Annotated[str | None, typer.Option(
@@ -251,6 +259,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                          "--presence-penalty": presence_penalty,
                          "--repetition-penalty": repetition_penalty,
                          "--max-tokens": max_tokens}
+        if limit is not None and sample is not None:
+            raise typer.BadParameter(
+                "--limit takes the first N cases, --sample a balanced N: give one of them.",
+                param_hint="--sample")
+        if sample_seed is not None and sample is None:
+            raise typer.BadParameter("--sample-seed chooses the cases of --sample; give "
+                                     "--sample N too.", param_hint="--sample-seed")
         if baseline is not None:
             given = [name for name, value in model_options.items() if value is not None]
             if given:
@@ -258,7 +273,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                     f"{', '.join(given)} only apply to a model; --baseline {baseline} calls no "
                     "model. Drop one of them.", param_hint="--baseline")
         overrides = _overrides(**{
-            "dataset": dataset, "split": split, "limit": limit,
+            "dataset": dataset, "split": split, "limit": limit, "sample": sample,
+            "sample_seed": sample_seed,
             "reviewer.interface": interface, "reviewer.backend.kind": backend,
             "reviewer.backend.base_urls": base_url, "reviewer.backend.model": model,
             "reviewer.baseline": baseline, "reviewer.guardrail": guardrail,

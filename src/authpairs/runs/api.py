@@ -46,8 +46,9 @@ def package_versions() -> dict[str, str]:
 
 
 def load_run_dataset(config: RunConfig) -> Dataset:
-    """The cases a configuration selects (dataset, split, limit), validated."""
-    dataset = resolve_dataset(config.dataset).select_for_run(config.split, config.limit)
+    """The cases a configuration selects (dataset, split, limit or sample), validated."""
+    dataset = resolve_dataset(config.dataset).select_for_run(
+        config.split, config.limit, config.sample, config.sample_seed)
     validate_effects(dataset, origin=config.dataset)
     return dataset
 
@@ -59,7 +60,8 @@ def open_run_cases(config: RunConfig) -> CaseSource:
     path = Path(config.dataset)
     if config.dataset in TRACKS or path.is_dir() or not path.is_file():
         return load_run_dataset(config)
-    return CaseFile.for_run(path, config.split, config.limit,
+    return CaseFile.for_run(path, config.split, config.limit, sample=config.sample,
+                            sample_seed=config.sample_seed,
                             check=lambda case: check_effect(case, config.dataset))
 
 

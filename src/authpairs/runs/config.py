@@ -22,7 +22,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from authpairs.backends.config import (
     BACKEND_KINDS,
@@ -127,13 +135,27 @@ class RunConfig(BaseModel):
     split: Literal["dev", "test", "all"] | None = Field(
         default=None, description="Split to review; default: dev when the dataset has one, "
                                   "otherwise all cases.")
-    limit: int | None = Field(default=None, ge=1, description="First N cases only.")
+    limit: int | None = Field(default=None, ge=1,
+                              description="The first N cases of the split in file order only.")
+    sample: int | None = Field(
+        default=None, ge=1, description="A slice of N cases of the split, balanced by label "
+        "(and by family where N allows), chosen by sample_seed; excludes limit.")
+    sample_seed: int = Field(default=0, description="The seed that chooses the sample.")
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
     enforce: bool = Field(default=True, description="Execute ALLOWed effects in a sandbox.")
     concurrency: int = Field(default=4, ge=1, description="Cases in flight at once.")
     infra_retries: int = Field(default=3, ge=0, description="Retries after transport failures.")
     run_id: str | None = Field(default=None, description="Default: derived from the config hash.")
     records: str = Field(default="runs/authpairs.sqlite", description="SQLite records path.")
+
+    @field_validator("sample")
+    @classmethod
+    def _limit_or_sample(cls, sample: int | None, info: ValidationInfo) -> int | None:
+        """``limit`` (the first N) and ``sample`` (a balanced N) are two ways to choose; one."""
+        if sample is not None and info.data.get("limit") is not None:
+            raise ValueError("limit (the first N cases) and sample (a balanced N) exclude each "
+                             "other: give one of them")
+        return sample
 
     def identity(self) -> dict[str, Any]:
         """What can change results: dataset, reviewer, interface, sampling, enforcement.
@@ -148,6 +170,8 @@ class RunConfig(BaseModel):
 
             data["reviewer"]["guardrail_options"] = guardrail_identity_options(
                 self.reviewer.guardrail, self.reviewer.guardrail_options)
+        if self.sample is None:  # unsampled: identities of earlier runs are unchanged
+            del data["sample"], data["sample_seed"]
         for optional in ("interface_options", "guardrail", "guardrail_options"):
             if not data["reviewer"][optional]:
                 del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged
