@@ -41,6 +41,7 @@ from authpairs.backends.config import (
 )
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import ConfigError
+from authpairs.runs.agent_config import AgentModelConfig
 from authpairs.runs.main_job import over_main_job
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
@@ -147,6 +148,9 @@ class RunConfig(BaseModel):
     infra_retries: int = Field(default=3, ge=0, description="Retries after transport failures.")
     run_id: str | None = Field(default=None, description="Default: derived from the config hash.")
     records: str = Field(default="runs/authpairs.sqlite", description="SQLite records path.")
+    agent: AgentModelConfig | None = Field(
+        default=None, description="An agent run (authpairs run --agent): the model that acts "
+        "as the agent over MCP; the reviewer above reviews each of its tool calls.")
 
     @field_validator("sample")
     @classmethod
@@ -175,6 +179,10 @@ class RunConfig(BaseModel):
         for optional in ("interface_options", "guardrail", "guardrail_options"):
             if not data["reviewer"][optional]:
                 del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged
+        if self.agent is None:
+            del data["agent"]  # not an agent run: identities of earlier runs are unchanged
+        else:
+            data["agent"] = self.agent.identity()
         return data
 
     def sha256(self) -> str:
