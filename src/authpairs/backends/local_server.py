@@ -209,6 +209,13 @@ class LocalServerBackend:
             self._log_path = None
 
     @property
+    def client(self) -> OpenAIBackend:
+        """The OpenAI-compatible client of the running server (inside ``async with``)."""
+        if self._client is None:
+            raise BackendError("local server backend used outside 'async with'")
+        return self._client
+
+    @property
     def running(self) -> bool:
         """True while the child process is alive."""
         return self._process is not None and self._process.poll() is None

@@ -278,3 +278,38 @@ class OpenAIBackend:
             return parse_completion(body, latency_s=elapsed, endpoint=endpoint.base_url)
         except TransportError as exc:
             raise TransportError(f"{endpoint.base_url}: {exc}") from exc
+
+    async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
+        """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
+        least-loaded endpoint within the deadline, with :meth:`complete`'s error rules; returns
+        the JSON body, the latency and the endpoint (the agent's tool-calling chat,
+        :mod:`authpairs.backends.tool_chat`, reads the body itself)."""
+        endpoint = self._pick()
+        endpoint.in_flight += 1
+        try:
+            async with endpoint.slots:
+                started = time.perf_counter()
+                try:
+                    async with asyncio.timeout(self.deadline_s):
+                        reply = await self._client.post(endpoint.urls[path],
+                                                        content=json.dumps(payload))
+                except (TimeoutError, httpx.TimeoutException) as exc:
+                    raise TransportError(f"{endpoint.base_url}: "
+                                         f"{deadline_message(self.deadline_s)}") from exc
+                except httpx.TransportError as exc:
+                    raise TransportError(
+                        f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
+                elapsed = time.perf_counter() - started
+        finally:
+            endpoint.in_flight -= 1
+        if reply.status_code == 429 or reply.status_code >= 500:
+            raise TransportError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
+                                 f"{reply.text[:200]}",
+                                 retry_after=retry_after_seconds(reply.headers.get("retry-after")))
+        if reply.status_code >= 400:
+            raise BackendError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
+                               f"{reply.text[:500]}")
+        try:
+            return read_body(reply.content), elapsed, endpoint.base_url
+        except (ValueError, RecursionError) as exc:
+            raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
