@@ -1,4 +1,4 @@
-"""Agent calls in the records file: schema 4 adds their table to older files, a tampered
+"""Agent calls in the records file: schemas 4 and 5 add their tables to older files, a tampered
 call is refused on reading, and the session's case record is its first call that went
 through."""
 
@@ -28,7 +28,7 @@ REFUND = {"from_account": "merchant-ops", "to_account": "card-4471", "amount": "
           "currency": "USD"}
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 3, 4])
 def test_an_older_file_is_read_as_it_is_and_migrated_for_writing(
         tmp_path: Path, version: int) -> None:
     copy = tmp_path / "old.sqlite"
@@ -36,13 +36,14 @@ def test_an_older_file_is_read_as_it_is_and_migrated_for_writing(
     with RecordStore(copy, readonly=True) as store:
         assert store.schema_version == version
         assert store.agent_call_rows("fixture-baseline") == []
+        assert store.agent_trajectory_rows("fixture-baseline") == []
     with RecordStore(copy) as store:
         assert store.agent_call_rows("fixture-baseline") == []
         assert len(store.case_records("fixture-baseline")) == 8
     with sqlite3.connect(copy) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert "agent_calls" in tables
+    assert {"agent_calls", "agent_trajectories"} <= tables
 
 
 def _session(store: RecordStore, enforcer: LocalEnforcer, baseline: str) -> AgentSession:

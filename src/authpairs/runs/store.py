@@ -36,15 +36,17 @@ from authpairs.processes import pid_alive
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the records schema this code writes (``PRAGMA user_version``).
 
 1 (stored as 0): the unversioned files before hash chains (no hashes, no expected case ids).
 2: SHA-256 chain per run, expected case ids in the run header, per-case claims.
 3: the run header's ``seal_sha256`` covers its header hash, chain head and chain length.
-4: the ``agent_calls`` table (one row per tool call an agent made in ``authpairs mcp serve``)."""
+4: the ``agent_calls`` table (one row per tool call an agent made in ``authpairs mcp serve``).
+5: the ``agent_trajectories`` table (one row per case of ``authpairs run --agent``: the agent's
+   messages)."""
 
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 """Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
 for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
 
@@ -59,6 +61,17 @@ _AGENT_TABLES = (
 )""",
 )
 """The tables schema 4 added (created by :func:`_migrate_3_to_4` in an older file)."""
+
+_TRAJECTORY_TABLES = (
+    """CREATE TABLE agent_trajectories (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    case_id TEXT NOT NULL,
+    record_json TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id)
+)""",
+)
+"""The tables schema 5 added (created by :func:`_migrate_4_to_5` in an older file)."""
 
 _TABLES = (
     """CREATE TABLE runs (
@@ -116,6 +129,7 @@ _TABLES = (
     "CREATE UNIQUE INDEX attempts_by_seq ON attempts(run_id, seq)",
     "CREATE UNIQUE INDEX cases_by_seq ON case_records(run_id, seq)",
     *_AGENT_TABLES,
+    *_TRAJECTORY_TABLES,
 )
 
 _HEADER_COLUMNS = ("run_id", "created_at", "config_json", "config_sha256", "manifest_json",
@@ -151,6 +165,14 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
     for statement in _AGENT_TABLES:
         conn.execute(statement)
     conn.execute("PRAGMA user_version=4")
+
+
+def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
+    """Add the ``agent_trajectories`` table to a version 4 file (inside the caller's
+    transaction)."""
+    for statement in _TRAJECTORY_TABLES:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version=5")
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -296,6 +318,8 @@ class RecordStore:
                     _migrate_2_to_3(self._conn)
                 if version in (2, 3):
                     _migrate_3_to_4(self._conn)
+                if version in (2, 3, 4):
+                    _migrate_4_to_5(self._conn)
 
         _patiently(create, f"{self.path}: preparing the records file")
 
@@ -627,6 +651,26 @@ class RecordStore:
             "SELECT case_id, call_no, record_json, content_sha256 FROM agent_calls "
             "WHERE run_id=? ORDER BY case_id, call_no", (run_id,))
         return [(str(c), int(n), str(t), str(h)) for c, n, t, h in rows]
+
+    def add_agent_trajectory(self, run_id: str, case_id: str, text: str) -> None:
+        """Store the agent trajectory of one case (its record as canonical JSON text, with the
+        text's SHA-256); the agent package defines the record."""
+        def write() -> None:
+            with self.transaction() as conn:
+                conn.execute("INSERT INTO agent_trajectories VALUES (?,?,?,?)",
+                             (run_id, case_id, text, text_sha256(text)))
+
+        _patiently(write, f"{self.path}: storing the trajectory of case '{case_id}'")
+
+    def agent_trajectory_rows(self, run_id: str) -> list[tuple[str, str, str]]:
+        """The agent trajectories of a run as (case id, record text, its SHA-256), by case id;
+        none in a file older than schema 5."""
+        if self.schema_version < 5:
+            return []
+        rows = self._conn.execute(
+            "SELECT case_id, record_json, content_sha256 FROM agent_trajectories "
+            "WHERE run_id=? ORDER BY case_id", (run_id,))
+        return [(str(c), str(t), str(h)) for c, t, h in rows]
 
     def formal_outputs_by_input(self, run_id: str) -> dict[str, AttemptRecord]:
         """The formal attempt of each reviewer input hash in a run (for the replay backend)."""
