@@ -26,6 +26,8 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
     where = f"{dataset} {split}" if split else dataset
     if limit:
         where += f" (first {limit})"
+    if resolved.get("sample"):
+        where += f" (sample {resolved['sample']}, seed {resolved.get('sample_seed', 0)})"
     expected = len(info.expected_case_ids) or info.manifest.get("n_cases")
     flag = "" if not expected or recorded >= int(expected) else " INCOMPLETE"
     reviewer = name.reviewer if name.kind == "interface" else f"{name.kind} {name.reviewer}"
