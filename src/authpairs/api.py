@@ -36,6 +36,15 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
     from authpairs.agent.serve import serve as serve_mcp
+    from authpairs.analysis.agent_calls import AgentRunError as AgentRunError
+    from authpairs.analysis.agent_compare import AgentComparison as AgentComparison
+    from authpairs.analysis.agent_compare import compare_stacks as compare_stacks
+    from authpairs.analysis.agent_scores import AgentRunScore as AgentRunScore
+    from authpairs.analysis.agent_scores import NotAnAgentRunError as NotAnAgentRunError
+    from authpairs.analysis.agent_scores import StackScore as StackScore
+    from authpairs.analysis.agent_scores import StackScores as StackScores
+    from authpairs.analysis.agent_scores import load_agent_score as load_agent_score
+    from authpairs.analysis.agent_scores import run_is_agent as run_is_agent
     from authpairs.analysis.compare import Comparison as Comparison
     from authpairs.analysis.compare import ComparisonError as ComparisonError
     from authpairs.analysis.compose import CompositionError as CompositionError
@@ -137,6 +146,9 @@ __all__ = [
     "INTERFACES",
     "NATIVE_DEV_FRACTION",
     "NATIVE_SPLIT_SEED",
+    "AgentComparison",
+    "AgentRunError",
+    "AgentRunScore",
     "AnnotationError",
     "CaseRecord",
     "Comparison",
@@ -156,6 +168,7 @@ __all__ = [
     "GridSpec",
     "GridSpecError",
     "NativeImportError",
+    "NotAnAgentRunError",
     "ProgressDisplay",
     "PublicCase",
     "RecordStore",
@@ -171,11 +184,15 @@ __all__ = [
     "ScenarioError",
     "Score",
     "Scores",
+    "StackScore",
+    "StackScores",
     "StudyCell",
     "StudyPlanError",
     "Tally",
     "UnverifiedRun",
     "UnverifiedRunError",
+    "agent_compare",
+    "agent_score",
     "as_config",
     "audit_effects",
     "audit_run",
@@ -188,6 +205,7 @@ __all__ = [
     "cli_base_config",
     "compare",
     "compare_runs",
+    "compare_stacks",
     "completeness",
     "compose",
     "compose_all",
@@ -205,6 +223,7 @@ __all__ = [
     "get_interface",
     "import_cedar",
     "import_openfga",
+    "load_agent_score",
     "load_config",
     "load_dataset",
     "load_family",
@@ -228,6 +247,7 @@ __all__ = [
     "run_async",
     "run_family",
     "run_gate",
+    "run_is_agent",
     "run_study",
     "score",
     "score_answers",
@@ -468,6 +488,27 @@ def gate(baseline: Records, candidate: Records, *,
                     baseline_name=names[0], candidate_name=names[1])
 
 
+def agent_score(run: str, *, default_records: str | Path = DEFAULT_RECORDS) -> AgentRunScore:
+    """The agent + guardrail stack score of an agent run (``RUN_ID`` or ``PATH::RUN_ID``):
+    every offered case's outcome (agent declined, guardrail blocked, unavailable, executed);
+    ``.overall`` and ``.by(attribute)`` give the tables, ``to_pandas()`` one row per case."""
+    from authpairs.analysis.agent_scores import load_agent_score
+
+    return load_agent_score(run, default_records)
+
+
+def agent_compare(before: str, after: str, *, draws: int = DEFAULT_DRAWS,
+                  seed: int = DEFAULT_SEED,
+                  default_records: str | Path = DEFAULT_RECORDS) -> AgentComparison:
+    """Request-level comparison of two agent runs (two stacks on the same cases): each
+    case's transition of stack outcome, with ``compare``'s statistics."""
+    from authpairs.analysis.agent_compare import compare_stacks
+    from authpairs.analysis.agent_scores import load_agent_score
+
+    return compare_stacks(load_agent_score(before, default_records),
+                          load_agent_score(after, default_records), draws=draws, seed=seed)
+
+
 # -- the commands' own steps -----------------------------------------------------------------
 async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay = True
                         ) -> RunProgress:
@@ -483,6 +524,11 @@ async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay =
 _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
     alias: (module, name or alias) for module, names in {
         "authpairs.agent.serve": ["serve_mcp=serve"],
+        "authpairs.analysis.agent_calls": ["AgentRunError"],
+        "authpairs.analysis.agent_compare": ["AgentComparison", "compare_stacks"],
+        "authpairs.analysis.agent_scores": ["AgentRunScore", "NotAnAgentRunError",
+                                            "StackScore", "StackScores", "load_agent_score",
+                                            "run_is_agent"],
         "authpairs.analysis.compare": ["Comparison", "ComparisonError"],
         "authpairs.analysis.compose": ["Composition=CompositionResult", "CompositionError",
                                        "CompositionResult", "Compositions", "ReviewerMatrix",
