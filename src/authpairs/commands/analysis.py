@@ -29,7 +29,8 @@ COMPARE_HELP = (
     "and gained lawful requests and newly approved / newly blocked forbidden requests with "
     "their ids, clusters and authorization paths, then the exact McNemar test, the "
     "scenario-cluster bootstrap, the cluster sign-flip test and the view with unresolved "
-    "contexts excluded.")
+    "contexts excluded. Two agent runs are compared as stacks: each case's transition between "
+    "agent declined, guardrail blocked, unavailable and executed (docs/agents.md).")
 
 STUDY_HELP = (
     "Run (or resume) a study plan, then analyze its Holm-adjusted contrast family. Every "
@@ -67,6 +68,52 @@ def _split_label(arg: str) -> tuple[str | None, str]:
     return None, arg
 
 
+def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path | None) -> None:
+    """``authpairs score`` of agent runs: each run's stack table (agent declined, guardrail
+    blocked, unavailable, executed), then one per ``--by`` attribute; ``--out`` gets the JSON
+    and CSV files (in a folder per run when several are given)."""
+    from authpairs.api import load_agent_score, unknown_group_attributes
+    from authpairs.report.agent_tables import print_agent_score, write_agent_score
+
+    for address in run_ids:
+        score = load_agent_score(address, records)
+        unknown, usable = unknown_group_attributes(by, score.attributes())
+        if unknown:
+            raise typer.BadParameter(
+                f"no offered case has the attribute {', '.join(map(repr, unknown))} "
+                f"(attributes here: {', '.join(usable)})", param_hint="'--by'")
+        groups = [score.by(attribute) for attribute in by]
+        print_agent_score(console, score, groups)
+        if out is not None:
+            target = out if len(run_ids) == 1 else out / score.run_id
+            paths = write_agent_score(target, score, groups)
+            console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
+
+
+def agent_runs(addresses: list[str], records: Path) -> list[bool]:
+    """Whether each addressed run is an agent run (reads the run headers only)."""
+    from authpairs.api import run_is_agent
+
+    return [run_is_agent(address, records) for address in addresses]
+
+
+def _compare_agent_runs(run_a: str, run_b: str, records: Path, draws: int, seed: int,
+                        list_requests: bool, out: Path | None) -> None:
+    """``authpairs compare`` of two agent runs: stack-outcome transitions and statistics."""
+    from authpairs.api import agent_compare
+    from authpairs.report.agent_tables import print_views, write_agent_comparison
+
+    comparison = agent_compare(run_a, run_b, draws=draws, seed=seed, default_records=records)
+    views = comparison.table_views()
+    if not list_requests:  # the changed cases are the last view; keep its statistics
+        last = views[-1]
+        views[-1] = type(last)("", (), (), last.notes)
+    print_views(console, views)
+    if out is not None:
+        paths = write_agent_comparison(out, comparison)
+        console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
+
+
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
 
@@ -92,6 +139,20 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.analysis_tables import print_breakdown, print_contrast
         from authpairs.report.files import write_csv, write_json
 
+        try:
+            kinds = agent_runs([run_a, run_b], records)
+        except RunNotFoundError as exc:
+            raise _fail(str(exc)) from exc
+        if kinds[0] != kinds[1]:
+            agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
+            raise _fail(f"'{agent}' is an agent run and '{other}' is not: compare two agent "
+                        "runs (stacks) or two guardrail runs")
+        if kinds[0]:
+            if by:
+                raise _fail("--by is not available for agent runs yet; 'authpairs score "
+                            "RUN --by ATTRIBUTE' breaks one agent run down")
+            _compare_agent_runs(run_a, run_b, records, draws, seed, list_requests, out)
+            return
         try:
             ref_a, rec_a, done_a = load_run_checked(run_a, records)
             ref_b, rec_b, done_b = load_run_checked(run_b, records)

@@ -329,6 +329,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
         States n recorded of N expected and lists missing case ids; exit code 1 when a run is
         incomplete and --require-complete is given."""
+        from authpairs.commands.analysis import agent_runs, score_agent_runs
+
+        kinds = agent_runs(run_ids, records)
+        if any(kinds):  # agent runs: the stack table (every offered case has an outcome)
+            if not all(kinds):
+                raise typer.BadParameter("agent runs and guardrail runs are scored apart: give "
+                                         "them to separate 'authpairs score' calls")
+            score_agent_runs(records, run_ids, by or [], out)
+            return
         if len(run_ids) == 1 and "::" not in run_ids[0]:
             _, complete = report_run(records, run_ids[0], by or [], out)
             if require_complete and not complete:
