@@ -29,7 +29,7 @@ from typer._click import exceptions as click  # typer vendors click; its errors 
 from typer.core import TyperGroup
 
 import authpairs.commands
-from authpairs.errors import AuthpairsError
+from authpairs.errors import AuthpairsError, error_message, hinted
 from authpairs.helptext import tidy_help
 
 EXIT_INPUT_ERROR = 2
@@ -68,6 +68,13 @@ def usage_error_line(exc: click.ClickException) -> str:
     return f"{message} (hint: see '{path} --help')"
 
 
+def _command_path(ctx: Any) -> str:
+    """The command that was run (``authpairs run``), for a hint's ``{command}``."""
+    sub = getattr(ctx, "invoked_subcommand", None)
+    path = getattr(ctx, "command_path", None) or "authpairs"
+    return f"{path} {sub}" if sub else path
+
+
 class AuthpairsGroup(TyperGroup):
     """The root command group: expected errors become one clear line and exit code 2."""
 
@@ -94,12 +101,15 @@ class AuthpairsGroup(TyperGroup):
         except AuthpairsError as exc:
             if _state["debug"]:
                 raise
-            print_error(str(exc) or type(exc).__name__)
+            print_error(error_message(exc, _command_path(ctx)))
             raise typer.Exit(EXIT_INPUT_ERROR) from None
         except OSError as exc:
             if _state["debug"]:
                 raise
-            print_error(f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}")
+            print_error(hinted(f"{exc.filename + ': ' if exc.filename else ''}"
+                               f"{exc.strerror or exc}",
+                               "check the path, that it exists and that you may read or write "
+                               "it as the command needs"))
             raise typer.Exit(EXIT_INPUT_ERROR) from None
 
 

@@ -35,6 +35,9 @@ T = TypeVar("T")
 class RegistryError(AuthpairsError, LookupError):
     """An unknown name, or a component (built-in or plugin) that fails to load."""
 
+    hint = ("use one of the known names the message lists ('authpairs guardrails' lists the "
+            "interfaces and guardrails); a plugin adds names through its entry points")
+
 
 @dataclass(frozen=True)
 class Entry:

@@ -3,6 +3,8 @@ and turning pydantic validation errors into messages that name the file and the 
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,25 @@ def read_yaml_mapping(path: str | Path, what: str, error: type[Exception],
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
-    """The dotted location and message of the first error in a pydantic ValidationError."""
+    """The dotted location and message of the first error in a pydantic ValidationError.
+
+    A value outside a fixed set of choices (a ``Literal`` or enum field) is named in the
+    message with the choices nearest to it: ``'always-alow' is not one of them; nearest:
+    'always-allow'``."""
     first = exc.errors()[0]
-    return ".".join(str(part) for part in first["loc"]), first["msg"]
+    message = first["msg"]
+    if first.get("type") in ("literal_error", "enum") and isinstance(first.get("input"), str):
+        expected = str((first.get("ctx") or {}).get("expected", ""))
+        message = f"{message}; got {first['input']!r}{nearest(first['input'], _quoted(expected))}"
+    return ".".join(str(part) for part in first["loc"]), message
+
+
+def _quoted(text: str) -> list[str]:
+    """The quoted names in pydantic's list of choices (``'dev', 'test' or 'all'``)."""
+    return [match.group(2) for match in re.finditer(r"(['\"])(.*?)\1", text)]
+
+
+def nearest(typed: str, choices: list[str]) -> str:
+    """``"; nearest: 'a', 'b'"``: the choices most like ``typed`` (difflib), or ``""``."""
+    close = difflib.get_close_matches(typed, choices, n=3, cutoff=0.5)
+    return f"; nearest: {', '.join(repr(c) for c in close)}" if close else ""

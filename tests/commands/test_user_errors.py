@@ -1,5 +1,5 @@
 """Every user mistake has one shape: one ``error:`` line on stderr naming the option, file or
-field, nothing on stdout, exit code 2 (issue 25, point 6).
+field and ending in a hint of what to do, nothing on stdout, exit code 2 (issue 25, point 6).
 
 The table runs each mistake in-process (typer's CliRunner, stderr kept apart); a few run as a
 real subprocess too, to prove the shape the shell sees.
@@ -37,8 +37,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"records": str(records), "root": str(root)}
 
 
-# (command line, a text the error line must contain); {records} and {root} are filled in.
-MISTAKES: list[tuple[str, str]] = [
+# (command line, the text(s) the error line must contain); {records} and {root} are filled in.
+MISTAKES: list[tuple[str, str | tuple[str, ...]]] = [
     ("nosuchcommand", "nosuchcommand"),
     ("--bogus", "--bogus"),
     ("run --bogus", "--bogus"),
@@ -54,7 +54,14 @@ MISTAKES: list[tuple[str, str]] = [
     ("run --deadline x", "--deadline"),
     ("run --split nope", "split"),
     ("run --interface nosuchinterface", "nosuchinterface"),
-    ("run --baseline nosuchbaseline", "reviewer.baseline"),
+    ("run --baseline nosuchbaseline", ("reviewer.baseline", "'nosuchbaseline'")),
+    ("run --baseline always-alow", ("'always-alow'", "nearest: 'always-allow'")),
+    ("run --split tes", ("'tes'", "nearest: 'test'")),
+    ("run --guardrail collections:Counter", ("collections:Counter", "is a class")),
+    ("run --guardrail tests.commands.test_user_errors:OneArgument",
+     ("OneArgument", "is a class")),
+    ("run --dataset examples --baseline always-allow --records {root}/by.sqlite --by nosuch",
+     ("--by", "'nosuch'", "case of the run")),
     ("run --guardrail nosuchguardrail", "nosuchguardrail"),
     ("run --guardrail os:getcwd", "os:getcwd"),
     ("run --guardrail os:sep", "os:sep"),
@@ -99,6 +106,13 @@ MISTAKES: list[tuple[str, str]] = [
 ]
 
 
+class OneArgument:
+    """Not a guardrail, though ``OneArgument(case)`` is a call that works."""
+
+    def __init__(self, case: object) -> None:
+        self.case = case
+
+
 def first_case_id() -> str:
     """The id of one real dev case, for the show-prompt mistakes."""
     from authpairs.api import load_dataset
@@ -120,14 +134,43 @@ def test_the_table_is_large() -> None:
 
 
 @pytest.mark.parametrize(("line", "named"), MISTAKES, ids=[line for line, _ in MISTAKES])
-def test_one_error_line(line: str, named: str, files: dict[str, str]) -> None:
+def test_one_error_line(line: str, named: str | tuple[str, ...], files: dict[str, str]) -> None:
     result = CliRunner().invoke(app, fill(line, files))
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
-    assert named in lines[0]
+    for text in (named,) if isinstance(named, str) else named:
+        assert text in lines[0]
+    _message, mark, hint = lines[0].partition("(hint: ")
+    assert mark, f"no hint: {lines[0]}"
+    assert hint.endswith(")") and len(hint.split()) >= 2, lines[0]
+
+
+def test_run_with_a_mistyped_by_reviews_nothing(files: dict[str, str]) -> None:
+    records = Path(files["root"]) / "by-typo.sqlite"
+    result = CliRunner().invoke(app, ["run", "--dataset", "examples", "--baseline",
+                                      "always-allow", "--records", str(records), "--by", "famly"])
+    assert result.exit_code == 2 and "'famly'" in result.stderr
+    assert not records.exists()  # refused before the run opened its records file
+    result = CliRunner().invoke(app, ["run", "--dataset", "examples", "--baseline",
+                                      "always-allow", "--records", str(records), "--by", "family",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "by family" in result.stdout
+
+
+def test_an_error_of_the_family_brings_its_hint() -> None:
+    from authpairs.errors import ConfigError, RecordsError, error_message
+
+    assert error_message(RecordsError("x.sqlite: records file not found")).endswith(
+        "(hint: 'authpairs runs --records FILE' lists the runs a records file holds; "
+        "'authpairs run --records FILE' records a run into it)")
+    assert "authpairs study --help" in error_message(ConfigError("bad"), "authpairs study")
+    assert error_message(ConfigError("bad", hint="do this")) == "bad (hint: do this)"
+    assert error_message("done (hint: already)") == "done (hint: already)"
+    assert error_message(ValueError("outside")).startswith("outside (hint: run 'authpairs")
 
 
 @pytest.mark.slow

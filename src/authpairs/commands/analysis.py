@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
+from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ GATE_HELP = (
     "substitution). Exit code 0 only when every check holds, 1 on failure, 2 on bad input.")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    return typer.Exit(code)
+def _fail(problem: BaseException | str, code: int = 2) -> typer.Exit:
+    """Print ``problem`` as one ``error:`` line with its hint; the exit to raise."""
+    return input_error(problem, code)
 
 
 def _state_completeness(*states: Completeness) -> list[str]:
@@ -142,7 +142,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         try:
             kinds = agent_runs([run_a, run_b], records)
         except RunNotFoundError as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         if kinds[0] != kinds[1]:
             agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
             raise _fail(f"'{agent}' is an agent run and '{other}' is not: compare two agent "
@@ -160,7 +160,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
                                     after_run=ref_b.label, draws=draws, seed=seed)
         except (RunNotFoundError, ComparisonError) as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         print_contrast(console, contrast, list_requests=list_requests)
         for attribute in by or []:
             print_breakdown(console, attribute, contrast.comparison.breakdown(attribute))
@@ -210,7 +210,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             result = run_study(plan, execute=not analyze_only, progress=progress,
                                origin=str(plan_file), on_cell=announce)
         except (StudyPlanError, ConfigError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         print_family(console, result.contrasts, plan.name)
         if out is not None:
             write_json(out / "study.json", {
@@ -245,7 +245,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             spec = load_family(family_file)
             results = run_family(spec)
         except (FamilyError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         print_family(console, results, spec.name)
         if out is not None:
             write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
@@ -306,7 +306,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 loaded[key] = recs
             matrix, results = compose_all(loaded)
         except (RunNotFoundError, CompositionError, GridSpecError) as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
                           f"were left out:[/] {', '.join(matrix.unmatched)}", soft_wrap=True)
@@ -381,7 +381,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 usable_scope="all" if usable_scope == "all" else "designated",
                 baseline_name=ref_a.label, candidate_name=ref_b.label)
         except (RunNotFoundError, GateInputError) as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         blocked = bool(incomplete) and not allow_incomplete
         if out is not None:

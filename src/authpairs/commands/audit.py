@@ -1,5 +1,8 @@
 """The ``audit`` command: check a stored run's archive and re-derive its results.
 
+Also :func:`input_error`, the one ``error:`` line (with its hint) of the commands that report
+an input error themselves.
+
 Also ``--allow-unverified`` for the commands that decide on records (score, compare, study,
 contrasts, compose, gate, report): every run they load is checked against its SHA-256 chain
 where runs are loaded (``authpairs.api.check_verified``), and a run that fails is refused with
@@ -33,6 +36,19 @@ AllowUnverifiedOpt = Annotated[bool, typer.Option(
     "chain) instead of refusing them; every output then says so.")]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def input_error(problem: BaseException | str, code: int = 2) -> typer.Exit:
+    """Print ``problem`` on stderr as one ``error:`` line ending in its hint (the error's own,
+    else the general one; see :mod:`authpairs.errors`); returns the exit to raise."""
+    from typer._click.globals import get_current_context
+
+    from authpairs.errors import error_message
+
+    ctx = get_current_context(silent=True)
+    command = ctx.command_path if ctx is not None else "authpairs"
+    typer.echo(f"error: {' '.join(error_message(problem, command).split())}", err=True)
+    return typer.Exit(code)
 
 
 def _warn(run: UnverifiedRun) -> None:

@@ -107,16 +107,27 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
     return overall["all"], state.complete
 
 
-def check_by(by: list[str], present: set[str]) -> None:
-    """Refuse a ``--by`` attribute no record has (a typo would group every case as
-    "(none)")."""
+def check_by(by: list[str], present: set[str], cases: str = "recorded case") -> None:
+    """Refuse a ``--by`` attribute no record (or, before a run, no ``cases``) has: a typo
+    would group every case as "(none)"."""
     from authpairs.api import unknown_group_attributes
 
     unknown, usable = unknown_group_attributes(by, present)
     if unknown:
         raise typer.BadParameter(
-            f"no recorded case has the attribute {', '.join(map(repr, unknown))} "
+            f"no {cases} has the attribute {', '.join(map(repr, unknown))} "
             f"(attributes here: {', '.join(usable)})", param_hint="'--by'")
+
+
+def check_run_by(by: list[str], config: RunConfig) -> None:
+    """Refuse a mistyped ``--by`` of ``authpairs run`` before any case is reviewed: the
+    attributes are those of the cases the run selects (a case record copies its case's)."""
+    if not by:
+        return
+    from authpairs.api import open_run_cases
+
+    present = {name for case in open_run_cases(config) for name in case.attributes}
+    check_by(by, present, "case of the run")
 
 
 def print_run_summary(state: RunProgress) -> None:
@@ -295,6 +306,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.hints import unavailable_hint
 
         config = build_config(config_file, overrides, backend, dataset, guardrail)
+        check_run_by(by or [], config)
         state = asyncio.run(execute_async(config, progress=not quiet))
         print_run_summary(state)
         overall, _ = report_run(Path(config.records), state.run_id, by or [], out)
@@ -396,7 +408,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:
-            raise DataError(f"no case '{case_id}' in dataset '{dataset}'")
+            raise DataError(f"no case '{case_id}' in dataset '{dataset}'",
+                            hint="check the case id ('authpairs export RUN --out FILE' lists a "
+                            "run's cases), or name its dataset with --dataset")
         chosen = get_interface(interface)
         request = chosen.render(cases[case_id].public)
         for message in request.messages:

@@ -8,14 +8,15 @@ from typing import Annotated
 
 import typer
 
+from authpairs.commands.audit import input_error
 from authpairs.report.console import make_console
 
 console = make_console()
 
 
-def _fail(message: object) -> None:
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
-    raise typer.Exit(code=2)
+def _fail(problem: BaseException | str) -> None:
+    """Print ``problem`` as one ``error:`` line with its hint, and exit 2."""
+    raise input_error(problem)
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -43,7 +44,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 import_inspect_log,
             )
         except ImportError as exc:
-            _fail(f"Inspect AI is not installed ({exc}): pip install 'authpairs[inspect]'")
+            _fail(f"Inspect AI is not installed ({exc}) (hint: pip install 'authpairs[inspect]')")
             return
         try:
             result = import_inspect_log(log, run_id, records)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from authpairs.api import NativeImportError
+from authpairs.commands.audit import input_error
 
 SourcesOpt = Annotated[Path | None, typer.Option(
     "--sources", help="Sources folder (default: $AUTHPAIRS_SOURCES, ../shared/sources, or where "
@@ -17,8 +18,8 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
 
 
 def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(code=2)
+    """Print ``exc`` as one ``error:`` line with its hint, and exit 2."""
+    raise input_error(exc)
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
+from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -28,9 +28,9 @@ REPORT_HELP = (
     "table as CSV; the page opens from disk without a network.")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    return typer.Exit(2)
+def _fail(problem: BaseException | str) -> typer.Exit:
+    """Print ``problem`` as one ``error:`` line with its hint; the exit to raise."""
+    return input_error(problem)
 
 
 def spread_values(args: Sequence[str], options: Sequence[str]) -> list[str]:
@@ -74,7 +74,7 @@ def write_report(request: ReportRequest) -> Path:
         result = build_report(request)
     except (RunNotFoundError, ReportInputError, StudyPlanError, ConfigError,
             ComparisonError) as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(exc) from exc
     for name in result.incomplete:
         console.print(f"[yellow]warning:[/] run '{name}' is incomplete; the report marks it",
                       highlight=False)
@@ -118,7 +118,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         try:
             grid = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
         except GridSpecError as exc:
-            raise _fail(str(exc)) from exc
+            raise _fail(exc) from exc
         write_report(ReportRequest(
             runs=list(runs or []), out=out, records=records, study=study, compare=compare,
             compose=[r for item in compose or [] for r in item.split(",") if r], draws=draws,

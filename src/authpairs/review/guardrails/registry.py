@@ -57,6 +57,11 @@ def as_factory(raw: object) -> GuardrailFactory:
         return raw()
     if isinstance(raw, GuardrailFactory):
         return raw
+    if isinstance(raw, type):
+        # Class(case) is a call that "works", but it builds an object instead of reviewing.
+        raise TypeError(f"{raw.__qualname__!r} is a class, not a guardrail: Class(case) builds "
+                        "an object instead of reviewing the case; name its review function or "
+                        "method (module:function), or subclass GuardrailFactory")
     if callable(raw):
         from authpairs.review.guardrails.pycallable import CallableGuardrail
 
@@ -137,7 +142,10 @@ def option_overrides(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
-            raise ReviewerError(f"--guardrail-option '{pair}': expected KEY=VALUE")
+            raise ReviewerError(f"--guardrail-option '{pair}': expected KEY=VALUE",
+                                hint="write the option as KEY=VALUE, e.g. --guardrail-option "
+                                "config=rails (docs/guardrails.md lists each guardrail's "
+                                "options)")
         try:
             value = yaml.safe_load(text) if text else ""
         except yaml.YAMLError as exc:
