@@ -1,9 +1,11 @@
-"""Reading an agent run back from its records file: every call, and what the agent proposed
-per case (the building blocks of scoring an agent + guardrail stack)."""
+"""Reading an agent run back from its records file: every call, what the agent proposed per
+case (the building blocks of scoring an agent + guardrail stack) and, for ``authpairs run
+--agent``, each case's trajectory."""
 
 from __future__ import annotations
 
 from authpairs.agent.calls import AgentCall, Proposal
+from authpairs.agent.trajectory import Trajectory
 from authpairs.errors import RecordsError
 from authpairs.runs.chain import text_sha256
 from authpairs.runs.store import RecordStore
@@ -38,3 +40,18 @@ def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
         elif proposals.get(call.case_id) is not Proposal.CASE_OPERATION:
             proposals[call.case_id] = Proposal.OTHER_OPERATION
     return proposals
+
+
+def trajectories(store: RecordStore, run_id: str) -> list[Trajectory]:
+    """The stored trajectories of ``run_id``, by case id. A row whose text does not match its
+    stored SHA-256, or does not parse, is a :class:`RecordsError`."""
+    found: list[Trajectory] = []
+    for case_id, text, digest in store.agent_trajectory_rows(run_id):
+        where = f"{store.path}: run '{run_id}', trajectory of case '{case_id}'"
+        if text_sha256(text) != digest:
+            raise RecordsError(f"{where}: stored trajectory does not match its SHA-256")
+        try:
+            found.append(Trajectory.model_validate_json(text))
+        except ValueError as exc:
+            raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
+    return found

@@ -15,7 +15,7 @@ import secrets
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -42,17 +42,25 @@ HTTP_HOST = "127.0.0.1"
 MCP_PATH = "/mcp"
 
 
-def new_run_id() -> str:
-    """A fresh run id per serve session: ``mcp-`` + UTC time + 6 random hex digits."""
-    return f"mcp-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+def new_run_id(prefix: str = "mcp") -> str:
+    """A fresh run id per serve session: ``mcp-`` (or ``prefix-``) + UTC time + 6 random hex
+    digits."""
+    return f"{prefix}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
 def run_info(run_id: str, config: RunConfig, reviewer: Reviewer, cases: Dataset,
-             transport: Transport) -> RunInfo:
+             transport: Transport | Literal["in-process"],
+             agent_model: dict[str, Any] | None = None) -> RunInfo:
     """The run header of a serve session: the resolved configuration and reviewer as
-    ``authpairs run`` stores them, plus ``agent`` (mode, transport, the cases offered)."""
+    ``authpairs run`` stores them, plus ``agent`` (mode, transport, the cases offered). The
+    mode is ``run`` when the configuration names an agent model (``authpairs run --agent``:
+    the server side of an agent run, its model in ``resolved.agent``), else ``mcp``;
+    ``agent_model`` adds what the running agent model says of itself."""
     manifest = cases.manifest()
-    agent = {"mode": "mcp", "transport": transport, "cases": cases.case_ids()}
+    agent: dict[str, Any] = {"mode": "mcp" if config.agent is None else "run",
+                             "transport": transport, "cases": cases.case_ids()}
+    if agent_model is not None:
+        agent["model"] = agent_model
     return RunInfo(
         run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe(),
@@ -73,6 +81,28 @@ async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
         raise ConfigError(f"unknown transport {transport!r} (stdio or http)")
     cases = select_cases(config, case_ids)
     run_id = config.run_id or new_run_id()
+    async with open_session(config, cases, run_id, transport) as agent:
+
+        def ready() -> None:
+            if on_ready is not None:
+                on_ready(run_id)
+
+        if transport == "stdio":
+            await _serve_stdio(agent, ready)
+        else:
+            await _serve_http(agent, port, ready)
+    return run_id
+
+
+@contextlib.asynccontextmanager
+async def open_session(config: RunConfig, cases: Dataset, run_id: str,
+                       transport: Transport | Literal["in-process"],
+                       agent_model: dict[str, Any] | None = None
+                       ) -> AsyncIterator[AgentSession]:
+    """The session of a new run ``run_id`` over ``cases``: the reviewer, the records file
+    with the run's header (:func:`run_info`) and the enforcement point, built as ``authpairs
+    run`` builds them. On leaving, the session is closed (its case records stored) and the
+    reviewer and sandbox are released."""
     async with AsyncExitStack() as stack:
         reviewer = await make_reviewer(config.reviewer, stack)
         with ExitStack() as sync_stack:
@@ -81,26 +111,17 @@ async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
                 # A serve session is a run of its own: its calls are numbered from 1.
                 raise ConfigError(f"run '{run_id}' already exists in {config.records}; a serve "
                                   "session starts a new run: choose another --run-id")
-            store.open_run(run_info(run_id, config, reviewer, cases, transport))
+            store.open_run(run_info(run_id, config, reviewer, cases, transport, agent_model))
             enforcer = sync_stack.enter_context(make_enforcer(config))
             runner = CaseRunner(reviewer, enforcer=enforcer,
                                 deadline_s=config.reviewer.backend.deadline_s,
                                 infra_retries=config.infra_retries)
             agent = AgentSession(run_id, cases, runner, store)
-
-            def ready() -> None:
-                if on_ready is not None:
-                    on_ready(run_id)
-
             try:
-                if transport == "stdio":
-                    await _serve_stdio(agent, ready)
-                else:
-                    await _serve_http(agent, port, ready)
+                yield agent
             finally:
                 stored = agent.close()
                 log.info("run %s: %d case record(s) stored", run_id, len(stored))
-    return run_id
 
 
 async def _serve_stdio(agent: AgentSession, ready: Callable[[], None]) -> None:

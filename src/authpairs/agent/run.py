@@ -1,0 +1,164 @@
+"""``authpairs run --agent``: an agent run, its model connected to the authpairs MCP server.
+
+The run configuration's ``agent`` section names the agent's model
+(:class:`~authpairs.runs.agent_config.AgentModelConfig`); its ``reviewer`` reviews each tool
+call, exactly as in ``authpairs run`` and ``authpairs mcp serve``. The agent reaches the
+server through the MCP SDK's client, either
+
+* ``in-process`` (the default): the server runs in this process (the SDK's in-memory
+  transport), or
+* ``stdio``: the server is an ``authpairs mcp serve`` child process on a real stdio transport,
+  given the same configuration; it writes the run header, the calls and the case records, and
+  this process writes the trajectories into the same records file.
+
+Everything lands in one run of the records file: the header (the resolved configuration, agent
+model included, and ``agent.mode: run``), an :class:`~authpairs.agent.calls.AgentCall` per tool
+call with its review and effect, the reviewer's attempts, one case record per case with a
+reviewed call and one :class:`~authpairs.agent.trajectory.Trajectory` per case. An agent run is
+a session of its own: it never resumes (the default run id is ``agent-`` + UTC time + random
+digits; an existing run id is an error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from mcp import Client, StdioServerParameters
+
+from authpairs.agent.calls import AgentCall, Proposal
+from authpairs.agent.cases import select_cases
+from authpairs.agent.readback import agent_calls, case_proposals, trajectories
+from authpairs.agent.runner import AgentLoop
+from authpairs.agent.serve import new_run_id, open_session
+from authpairs.agent.server import build_server
+from authpairs.agent.trajectory import Trajectory
+from authpairs.backends.tool_chat import ToolChat, make_tool_chat
+from authpairs.cases.dataset import Dataset
+from authpairs.errors import ConfigError
+from authpairs.runs.config import RunConfig
+from authpairs.runs.records import CaseRecord, stored_json
+from authpairs.runs.store import RecordStore
+
+log = logging.getLogger("authpairs.agent")
+
+ServerMode = Literal["in-process", "stdio"]
+SERVER_MODES: tuple[ServerMode, ...] = ("in-process", "stdio")
+
+
+@dataclass
+class AgentRunResult:
+    """What an agent run recorded, read back from the records file."""
+
+    run_id: str
+    records_path: str
+    trajectories: list[Trajectory] = field(default_factory=list)
+    calls: list[AgentCall] = field(default_factory=list)
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+    records: list[CaseRecord] = field(default_factory=list)
+
+    def proposal_counts(self) -> dict[str, int]:
+        """Cases by what the agent proposed: the case's operation, another, none."""
+        counts = dict.fromkeys((p.value for p in Proposal), 0)
+        for proposal in self.proposals.values():
+            counts[proposal.value] += 1
+        return counts
+
+    def result_counts(self) -> dict[str, int]:
+        """Tool calls by what became of them (executed, blocked, ...)."""
+        counts: dict[str, int] = {}
+        for call in self.calls:
+            counts[call.result.value] = counts.get(call.result.value, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+CaseDone = Callable[[Trajectory], None]
+
+
+def _stdio_parameters(config: RunConfig, cases: Dataset, run_id: str,
+                      config_path: Path) -> StdioServerParameters:
+    """How to start ``authpairs mcp serve`` for this run (the console script beside this
+    interpreter, in the current folder, with the current environment)."""
+    authpairs = Path(sys.executable).with_name("authpairs")
+    command, prefix = ((str(authpairs), []) if authpairs.exists()
+                       else (sys.executable, ["-m", "authpairs.cli"]))
+    args = [*prefix, "mcp", "serve", "--config", str(config_path), "--run-id", run_id,
+            "--records", config.records]
+    for case_id in cases.case_ids():
+        args += ["--case", case_id]
+    return StdioServerParameters(command=command, args=args, env=dict(os.environ),
+                                 cwd=os.getcwd())
+
+
+@contextlib.asynccontextmanager
+async def _stdio_server(config: RunConfig, cases: Dataset,
+                        run_id: str) -> AsyncIterator[Client]:
+    """A client connected to an ``authpairs mcp serve`` child process serving ``cases``."""
+    with tempfile.TemporaryDirectory(prefix="authpairs-agent-") as folder:
+        path = Path(folder) / "run.yaml"
+        path.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=True),
+                        encoding="utf-8")
+        async with Client(_stdio_parameters(config, cases, run_id, path)) as client:
+            yield client
+
+
+async def _loop_cases(loop: AgentLoop, cases: Dataset, store: RecordStore, run_id: str,
+                      on_case: CaseDone | None) -> None:
+    for case_id in cases.case_ids():
+        trajectory = await loop.run_case(case_id)
+        store.add_agent_trajectory(run_id, case_id, stored_json(trajectory))
+        if on_case is not None:
+            on_case(trajectory)
+
+
+async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
+                    server: ServerMode = "in-process",
+                    on_case: CaseDone | None = None) -> AgentRunResult:
+    """Run ``config``'s agent on its cases (or on ``case_ids``) through the MCP server and
+    return what was recorded. ``on_case`` is told each case's trajectory as it is stored."""
+    if config.agent is None:
+        raise ConfigError("an agent run needs an agent model: --agent, or an 'agent:' section "
+                          "in the configuration")
+    if server not in SERVER_MODES:
+        raise ConfigError(f"unknown MCP server mode {server!r} (in-process or stdio)")
+    settings = config.agent
+    cases = select_cases(config, case_ids)
+    run_id = config.run_id or new_run_id("agent")
+    chat: ToolChat = make_tool_chat(settings.backend)
+    async with chat:
+        if server == "in-process":
+            async with (open_session(config, cases, run_id, "in-process",
+                                     agent_model=chat.describe()) as session,
+                        Client(build_server(session)) as client):
+                loop = AgentLoop(client, chat, settings, run_id=run_id,
+                                 retries=config.infra_retries)
+                await _loop_cases(loop, cases, session.store, run_id, on_case)
+        else:
+            with RecordStore(config.records) as store:
+                if store.get_run(run_id) is not None:
+                    raise ConfigError(f"run '{run_id}' already exists in {config.records}; an "
+                                      "agent run starts a new run: choose another --run-id")
+            async with _stdio_server(config, cases, run_id) as client:
+                loop = AgentLoop(client, chat, settings, run_id=run_id,
+                                 retries=config.infra_retries)
+                with RecordStore(config.records) as store:
+                    await _loop_cases(loop, cases, store, run_id, on_case)
+    return read_agent_run(config.records, run_id)
+
+
+def read_agent_run(records: str | Path, run_id: str) -> AgentRunResult:
+    """An agent run's trajectories, calls, proposals per case and case records."""
+    with RecordStore(records, readonly=True) as store:
+        return AgentRunResult(run_id=run_id, records_path=str(records),
+                              trajectories=trajectories(store, run_id),
+                              calls=agent_calls(store, run_id),
+                              proposals=case_proposals(store, run_id),
+                              records=store.case_records(run_id))
