@@ -26,11 +26,10 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.text import Text
 from typer._click import exceptions as click  # typer vendors click; its errors live here
-from typer.core import TyperGroup
 
 import authpairs.commands
 from authpairs.errors import AuthpairsError, error_message, hinted
-from authpairs.helptext import tidy_help
+from authpairs.helptext import HelpGroup, tidy_help
 
 EXIT_INPUT_ERROR = 2
 """Exit code of an expected error (bad input, bad records, backend refusal)."""
@@ -75,7 +74,7 @@ def _command_path(ctx: Any) -> str:
     return f"{path} {sub}" if sub else path
 
 
-class AuthpairsGroup(TyperGroup):
+class AuthpairsGroup(HelpGroup):
     """The root command group: expected errors become one clear line and exit code 2."""
 
     def make_context(self, info_name: str | None, args: list[str],
