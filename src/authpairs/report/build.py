@@ -20,6 +20,7 @@ from authpairs.analysis.study import (
     plan_from_dict,
 )
 from authpairs.report import figures as fig
+from authpairs.report.agent_section import agent_pair, agent_section
 from authpairs.report.cases import case_section
 from authpairs.report.html import render_page
 from authpairs.report.paired import (
@@ -127,6 +128,9 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
            columns: dict[str, str], figs: fig.FigureQueue, t0: float) -> ReportResult:
     sections: list[Section] = [runs_section(req.out, runs)]
     omitted: dict[str, str] = {}
+    pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
+            if req.compare is not None else None)
+    agents = agent_pair(pair)  # two agent runs are compared as stacks, in the agent section
     builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
         ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
         ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
@@ -141,7 +145,12 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
             sections.append(got)
         else:
             omitted[name] = got
-    if req.compare is not None:
+    agent = agent_section(req.out, runs, pair, req)  # None without an agent run
+    if agent is not None:
+        sections.append(agent)
+    if agents:
+        omitted["request transitions"] = "the compared runs are agent runs (see Agent runs)"
+    elif req.compare is not None:
         sections.append(transitions_section(req.out, figs, loaded.get(req.compare[0]),
                                              loaded.get(req.compare[1]), req))
     else:
@@ -151,9 +160,7 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
         sections.append(composition_section(req.out, figs, members, req))
     else:
         omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
-    compare = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
-               if req.compare is not None else None)
-    sections.append(case_section(runs, compare))
+    sections.append(case_section(runs, None if agents else pair))
     sections.insert(0, overview(runs, omitted))
     figs.render()
     html = req.out / "report.html"
