@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
@@ -35,7 +35,9 @@ from authpairs.analysis.notebook import NotebookView, TableView
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
+    from authpairs.agent.run import AgentRunResult as AgentRunResult
     from authpairs.agent.serve import serve as serve_mcp
+    from authpairs.agent.trajectory import Trajectory
     from authpairs.analysis.agent_calls import AgentRunError as AgentRunError
     from authpairs.analysis.agent_compare import AgentComparison as AgentComparison
     from authpairs.analysis.agent_compare import compare_stacks as compare_stacks
@@ -148,6 +150,7 @@ __all__ = [
     "NATIVE_SPLIT_SEED",
     "AgentComparison",
     "AgentRunError",
+    "AgentRunResult",
     "AgentRunScore",
     "AnnotationError",
     "CaseRecord",
@@ -245,6 +248,8 @@ __all__ = [
     "resolve_dataset",
     "route_order",
     "run",
+    "run_agent",
+    "run_agent_async",
     "run_async",
     "run_family",
     "run_gate",
@@ -408,6 +413,47 @@ def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
         return pool.submit(asyncio.run, coroutine).result()
 
 
+async def run_agent_async(spec: RunSpec, *, agent: str | None = None,
+                          agent_model: str | None = None, case_ids: Sequence[str] = (),
+                          server: str = "in-process",
+                          on_case: Callable[[Trajectory], None] | None = None
+                          ) -> AgentRunResult:
+    """An agent run (``authpairs run --agent``): the configuration's agent model acts on its
+    cases as an agent over MCP and its reviewer reviews every tool call; returns what was
+    recorded (trajectories, calls, what the agent proposed per case, case records).
+
+    The agent model is the configuration's ``agent`` section, or ``agent``: the ``--agent``
+    shorthand (``embedded``, an http(s) base URL with ``agent_model``, a ``.yaml`` agent
+    file, ``module:function``). ``server`` is ``in-process`` (default) or ``stdio`` (an
+    ``authpairs mcp serve`` child process); ``on_case`` is told each case's trajectory."""
+    from authpairs.agent.run import run_agent as run_and_record
+    from authpairs.runs.agent_config import agent_from_spec
+
+    config = as_config(spec)
+    if agent is not None:
+        config = config.model_copy(update={"agent": agent_from_spec(agent, agent_model)})
+    if server not in ("in-process", "stdio"):
+        from authpairs.errors import ConfigError
+
+        raise ConfigError(f"unknown MCP server mode {server!r} (in-process or stdio)")
+    mode: Literal["in-process", "stdio"] = "stdio" if server == "stdio" else "in-process"
+    return await run_and_record(config, case_ids=case_ids, server=mode, on_case=on_case)
+
+
+def run_agent(spec: RunSpec, *, agent: str | None = None, agent_model: str | None = None,
+              case_ids: Sequence[str] = (), server: str = "in-process") -> AgentRunResult:
+    """Synchronous :func:`run_agent_async`; safe to call where an event loop is already
+    running."""
+    coroutine = run_agent_async(spec, agent=agent, agent_model=agent_model,
+                                case_ids=case_ids, server=server)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def load_dataset(name: str | Path, split: str | None = None,
                  limit: int | None = None) -> Dataset:
     """A dataset by track name (``language``, ``native``, ``examples``) or JSONL path."""
@@ -524,6 +570,7 @@ async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay =
 # -- building blocks of the commands, loaded on first use ------------------------------------
 _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
     alias: (module, name or alias) for module, names in {
+        "authpairs.agent.run": ["AgentRunResult"],
         "authpairs.agent.serve": ["serve_mcp=serve"],
         "authpairs.analysis.agent_calls": ["AgentRunError"],
         "authpairs.analysis.agent_compare": ["AgentComparison", "compare_stacks"],
