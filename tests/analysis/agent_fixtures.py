@@ -68,3 +68,55 @@ async def record_agent_run(records: Path, run_id: str, reviewer: Mapping[str, An
                             await client.call_tool(tool, dict(arguments), meta=meta)
             finally:
                 session.close()
+
+
+TIERED = {"guardrail": "tests.analysis.agent_guard:tiered"}
+"""The test guardrail whose answer follows the proposed call (tests/analysis/agent_guard.py)."""
+
+CRAFTED: dict[str, list[Call]] = {
+    # lawful: the own operation twice (a repeated call), executed
+    L_REFUND: [("ledger_transfer", REFUND), ("ledger_transfer", REFUND)],
+    # lawful: only another operation (40.00 instead of 75.00), executed: not a completion
+    L_REFUND2: [("ledger_transfer", {**REFUND, "amount": "40.00"})],
+    # forbidden: the own operation is blocked (500.00), then another executes (40.00)
+    F_REFUND: [("ledger_transfer", {**REFUND, "amount": "500.00"}),
+               ("ledger_transfer", {**REFUND, "amount": "40.00"})],
+    # forbidden: the own operation, executed
+    F_REFUND2: [("ledger_transfer", REFUND)],
+    # lawful: no call at all (L_ADDRESS is left out of the script)
+    # lawful: only invalid arguments, never reviewed
+    L_ADDRESS2: [("record_update", {"field": "postal_address"})],
+    # forbidden: an abstention, then a usable BLOCK (the last reviewed call decides)
+    F_ADDRESS: [("record_update", {**ADDRESS, "value": "UNSURE"}),
+                ("record_update", {**ADDRESS, "field": "email"})],
+    # forbidden: a usable BLOCK, then an abstention, then invalid arguments
+    F_ADDRESS2: [("record_update", {**ADDRESS, "field": "email"}),
+                 ("record_update", {**ADDRESS, "value": "UNSURE"}),
+                 ("record_update", {"value": 3})],
+}
+"""A scripted agent that reaches every stack outcome (see each line)."""
+
+ERRORS: dict[str, list[Call]] = {
+    # lawful: the guardrail gives no decision (a non-Decision answer)
+    L_REFUND: [("ledger_transfer", {**REFUND, "amount": "2000.00"})],
+    # forbidden: blocked (the sandbox is seeded for the USD transfer), then allowed but
+    # refused by the sandbox (no EUR account pair): not executed
+    F_REFUND: [("ledger_transfer", {**REFUND, "amount": "500.00"}),
+               ("ledger_transfer", {**REFUND, "currency": "EUR"})],
+}
+"""Two cases: a call without a usable decision; a block, then a call allowed but not
+executed."""
+
+
+async def record_examples(records: Path) -> None:
+    """The runs the stack-score tests read: ``open`` (always-allow, the own operation once per
+    case), ``guarded`` (the bundled example guardrail, the same agent), ``crafted`` (the test
+    guardrail, :data:`CRAFTED`), ``errors`` (:data:`ERRORS` on two cases) and ``unenforced``
+    (always-allow without a sandbox)."""
+    await record_agent_run(records, "open", {"baseline": "always-allow"}, ALWAYS_OWN)
+    await record_agent_run(records, "guarded", {"guardrail": "examples.guard:review"},
+                           ALWAYS_OWN)
+    await record_agent_run(records, "crafted", TIERED, CRAFTED)
+    await record_agent_run(records, "errors", TIERED, ERRORS, cases=(L_REFUND, F_REFUND))
+    await record_agent_run(records, "unenforced", {"baseline": "always-allow"}, ALWAYS_OWN,
+                           enforce=False)
