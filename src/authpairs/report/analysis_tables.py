@@ -9,6 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from authpairs.analysis.compare import RequestChange
 from authpairs.analysis.compose import CompositionResult
@@ -39,8 +40,14 @@ def _stack(title: str) -> str:
 
 
 def _line(console: Console, text: str) -> None:
-    """A statement line that the console never re-wraps (intervals and ids stay whole)."""
-    console.print(text, soft_wrap=True, highlight=False)
+    """A statement line (rich markup), wrapped at the console's width at spaces, every line
+    under the statement's own indent; a word longer than the width is folded, never cut."""
+    body = text.lstrip(" ")
+    indent = len(text) - len(body)
+    for line in Text.from_markup(body).wrap(console, max(console.width - indent, 10),
+                                            overflow="fold"):
+        line.rstrip()
+        console.print(Text(" " * indent) + line, soft_wrap=True, highlight=False)
 
 
 def _stats_lines(title: str, s: ContrastStats) -> list[str]:
@@ -118,8 +125,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     for label, ids in (("only in before", comp.only_before), ("only in after", comp.only_after),
                        ("label differs", comp.label_mismatch)):
         if ids:
-            console.print(f"[yellow]unmatched ({label}): {len(ids)}[/] {escape(', '.join(ids))}",
-                          soft_wrap=True, highlight=False)
+            _line(console, f"[yellow]unmatched ({label}): {len(ids)}[/] {escape(', '.join(ids))}")
     for line in _stats_lines("statistics", contrast.stats):
         _line(console, line)
     if contrast.sensitivity is not None:
@@ -182,9 +188,9 @@ def print_grid(console: Console, grid: GridResult) -> None:
     """Cell counts by status and how often each condition is selected."""
     counts = grid.status_counts()
     label = "with prevalence" if grid.with_prevalence else "count loss"
-    console.print(f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
-                  f"{counts['unique']} unique, {counts['tie']} tied, "
-                  f"{counts['infeasible']} infeasible", soft_wrap=True, highlight=False)
+    _line(console, f"[bold]cost grid ({label})[/]: {len(grid.rows):,} cells -- "
+                   f"{counts['unique']} unique, {counts['tie']} tied, "
+                   f"{counts['infeasible']} infeasible")
     table = _new_table(title=None)
     table.add_column("condition")
     table.add_column("cells selected\n(ties count for each)", justify="right")

@@ -82,8 +82,18 @@ def _vertical(console: Console, table: Table, title: str | None) -> None:
 
 
 def _title(console: Console, title: str | None) -> None:
+    """A table's title on its own lines, wrapped at the console's width (a word longer than the
+    width, e.g. a long path, is folded, never cut)."""
     if title:
-        console.print(Text(title, style="bold"), soft_wrap=True)
+        print_note(console, Text(title, style="bold"))
+
+
+def print_note(console: Console, note: str | Text) -> None:
+    """A title or footnote of a table, wrapped at the console's width at spaces (a word longer
+    than the width is folded); ``note`` is plain text, never read as markup."""
+    text = note if isinstance(note, Text) else Text(note)
+    text.overflow = "fold"
+    console.print(text, highlight=False)
 
 
 def print_table(console: Console, table: Table, key_columns: int = 1) -> None:
@@ -157,14 +167,14 @@ def print_scores(console: Console, title: str, scores: dict[str, Score],
                  key_name: str = "group") -> None:
     """Print a score table, the definition of usable correctness, and unavailable reasons."""
     print_table(console, score_table(title, scores, key_name))
-    console.print(USABLE_CORRECTNESS_NOTE, highlight=False)
+    print_note(console, USABLE_CORRECTNESS_NOTE)
     reasons: dict[str, int] = {}
     for score in scores.values():
         for reason, count in score.unavailable_by_reason.items():
             reasons[reason] = reasons.get(reason, 0) + count
     if reasons and len(scores) == 1:
-        console.print("unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in reasons.items()),
-                      highlight=False)
+        print_note(console, "unavailable by reason: "
+                   + ", ".join(f"{k}={v}" for k, v in reasons.items()))
     console.print()
 
 
@@ -245,14 +255,13 @@ def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
     print_table(console, multi_run_table(rows))
     manifests = {str(row.get("manifest_sha256")) for row in rows}
     if len(manifests) == 1:
-        console.print(f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}",
-                      highlight=False)
+        print_note(console, f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}")
     for row in rows:
         if row.get("reviewer"):
-            console.print(f"{row['run']}: {row['reviewer']}", markup=False, highlight=False)
+            print_note(console, f"{row['run']}: {row['reviewer']}")
         if row.get("unavailable_by_reason"):
-            console.print(f"{row['run']}: unavailable by reason: {row['unavailable_by_reason']}",
-                          highlight=False)
+            print_note(console, f"{row['run']}: unavailable by reason: "
+                                f"{row['unavailable_by_reason']}")
         if not row.get("complete", True):
-            console.print(f"[yellow]* {row['run']} is incomplete: {row['recorded']} of "
-                          f"{row['expected']} cases recorded[/]", highlight=False)
+            print_note(console, Text(f"* {row['run']} is incomplete: {row['recorded']} of "
+                                     f"{row['expected']} cases recorded", style="yellow"))

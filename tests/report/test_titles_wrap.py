@@ -1,0 +1,84 @@
+"""Titles and footnotes of the terminal tables wrap at the console's width: no line runs past it,
+and every word is still there (a word longer than the width is folded, not cut)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+
+from authpairs.analysis.scoring import Score
+from authpairs.report.tables import USABLE_CORRECTNESS_NOTE, print_note, print_scores, print_table
+
+LONG_TITLE = ("records/a-rather-long-folder-name/authpairs.sqlite::run-0123456789ab: 160 of 160 "
+              "cases, reviewer schema / openai Qwen3-30B-A3B-Instruct-2507 on two endpoints, "
+              "language test split")
+
+
+def console(width: int) -> tuple[Console, io.StringIO]:
+    """A console writing to a buffer at ``width`` columns."""
+    buffer = io.StringIO()
+    return Console(file=buffer, width=width, color_system=None), buffer
+
+
+def words_in_order(text: str, expected: str) -> bool:
+    """Whether the rendered ``text`` holds every word of ``expected``, in order (a word folded
+    over two lines counts once joined)."""
+    joined = "".join(text.split())
+    return "".join(expected.split()) in joined
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_a_long_title_wraps_at_the_width(width: int) -> None:
+    assert len(LONG_TITLE) > 150
+    out, buffer = console(width)
+    table = Table(title=LONG_TITLE)
+    table.add_column("group")
+    table.add_column("n")
+    table.add_row("all", "3")
+    print_table(out, table)
+    text = buffer.getvalue()
+    lines = text.splitlines()
+    assert all(len(line) <= width for line in lines), text
+    title_lines = text.split("group", 1)[0].strip().splitlines()
+    assert len(title_lines) >= 2, text  # wrapped, not one 150-character line
+    assert words_in_order(text, LONG_TITLE)
+
+
+def test_a_word_longer_than_the_width_is_folded_not_cut() -> None:
+    word = "x" * 95
+    out, buffer = console(40)
+    print_note(out, f"see {word} [and] more")
+    text = buffer.getvalue()
+    assert all(len(line) <= 40 for line in text.splitlines())
+    assert words_in_order(text, f"see {word} [and] more")  # '[and]' is not read as markup
+
+
+def test_the_score_footnotes_wrap_at_80_columns() -> None:
+    out, buffer = console(80)
+    score = Score(n=2, correct=1, lawful=1, forbidden=1, incorrect_approvals=1, unavailable=0,
+                  unavailable_by_reason={"length": 0, "invalid_json_with_a_long_reason": 0,
+                                         "another_long_reason_code_here": 0,
+                                         "yet_another_reason_code": 0})
+    print_scores(out, LONG_TITLE, {"all": score}, "cases")
+    text = buffer.getvalue()
+    assert len(USABLE_CORRECTNESS_NOTE) > 80
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    assert words_in_order(text, USABLE_CORRECTNESS_NOTE)
+    assert words_in_order(text, LONG_TITLE)
+
+
+def test_statement_lines_wrap_under_their_indent() -> None:
+    from authpairs.report.analysis_tables import _line
+
+    out, buffer = console(60)
+    statement = ("  cluster bootstrap (40 clusters, 10000 draws, seed 39039): 95% percentile "
+                 "interval -12.50 to -2.50 pp, [bold]and more[/] words to wrap")
+    _line(out, statement)
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) >= 2 and all(len(line) <= 60 for line in lines)
+    assert all(line.startswith("  ") and not line.startswith("   ") for line in lines), lines
+    assert all(line == line.rstrip() for line in lines)
+    assert words_in_order(buffer.getvalue(), statement.replace("[bold]", "").replace("[/]", ""))
