@@ -35,6 +35,7 @@ from authpairs.analysis.notebook import NotebookView, TableView
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
+    from authpairs.agent.audit import audit_run as audit_run
     from authpairs.agent.run import AgentRunResult as AgentRunResult
     from authpairs.agent.serve import serve as serve_mcp
     from authpairs.agent.trajectory import Trajectory
@@ -103,7 +104,7 @@ if TYPE_CHECKING:
     from authpairs.review.interfaces import get_interface as get_interface
     from authpairs.review.reviewers import Reviewer as Reviewer
     from authpairs.review.templates import render as render_template
-    from authpairs.runs.audit import audit_run as audit_run
+    from authpairs.runs.api import open_run_cases as open_run_cases
     from authpairs.runs.audit import verify_chain as verify_chain
     from authpairs.runs.completeness import Completeness as Completeness
     from authpairs.runs.completeness import completeness as completeness
@@ -571,6 +572,7 @@ async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay =
 _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
     alias: (module, name or alias) for module, names in {
         "authpairs.agent.run": ["AgentRunResult"],
+        "authpairs.agent.audit": ["audit_run"],
         "authpairs.agent.serve": ["serve_mcp=serve"],
         "authpairs.analysis.agent_calls": ["AgentRunError"],
         "authpairs.analysis.agent_compare": ["AgentComparison", "compare_stacks"],
@@ -604,7 +606,7 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.review.reviewers": ["Reviewer"],
         "authpairs.review.templates": ["render_template=render"],
         "authpairs.runs.api": ["open_run_cases"],
-        "authpairs.runs.audit": ["audit_run", "verify_chain"],
+        "authpairs.runs.audit": ["verify_chain"],
         "authpairs.runs.completeness": ["Completeness", "completeness"],
         "authpairs.runs.config": ["RunConfig", "config_from_dict", "load_config"],
         "authpairs.runs.main_job": ["cli_base_config"],

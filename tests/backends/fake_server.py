@@ -12,6 +12,15 @@ Each request to ``/v1/chat/completions`` takes the next fault from a script (the
 * ``gather:N`` -- a clean answer once N such requests are waiting at the same time (so a client
   that cannot have N in flight never gets one).
 
+Streamed replies (server-sent events, chunked, as vLLM and llama.cpp send them; ``ok`` and the
+default also stream when the request asks ``stream: true``):
+
+* ``stream:MS:N`` -- the answer in N pieces, one every MS milliseconds, then the finish, usage
+  and ``[DONE]`` events;
+* ``stall:K`` -- the first K events of the answer, then nothing more (the connection stays open);
+* ``cut:K`` -- the first K events, then the connection is aborted mid-stream;
+* ``flood:N`` -- N events with empty deltas before the answer (more than any output limit).
+
 The server records every request it saw (``requests``) so tests can count retries, and the most
 requests it held open at once (``peak_in_flight``).
 """
@@ -42,6 +51,8 @@ class FaultServer:
         self.default = default
         self.answer = answer
         self.requests: list[str] = []
+        self.bodies: list[Any] = []
+        """The JSON body of every request (None where it was not JSON)."""
         self.in_flight = 0
         self.peak_in_flight = 0
         self._gathered = asyncio.Event()
@@ -90,7 +101,11 @@ class FaultServer:
             name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
-        await reader.readexactly(length)
+        raw = await reader.readexactly(length)
+        try:
+            self.bodies.append(json.loads(raw))
+        except ValueError:
+            self.bodies.append(None)
         fault = self.script.popleft() if self.script else self.default
         self.requests.append(fault)
         kind, _, arg = fault.partition(":")
@@ -101,7 +116,13 @@ class FaultServer:
         finally:
             self.in_flight -= 1
 
+    def _streams(self) -> bool:
+        body = self.bodies[-1] if self.bodies else None
+        return isinstance(body, dict) and body.get("stream") is True
+
     async def _reply(self, writer: asyncio.StreamWriter, kind: str, arg: str) -> bool:
+        if kind in ("stream", "stall", "cut", "flood") or (kind == "ok" and self._streams()):
+            return await self._stream(writer, kind, arg)
         if kind == "gather":
             if self.in_flight >= int(arg):
                 self._gathered.set()  # all of them were waiting at once: answer every one
@@ -145,3 +166,48 @@ class FaultServer:
             writer.write(piece)
             await writer.drain()
             await asyncio.sleep(trickle_s / len(pieces))
+
+    def stream_events(self, pieces: int = 4) -> list[dict[str, Any]]:
+        """The events a streamed clean answer consists of (before ``[DONE]``): the role, the
+        answer in ``pieces`` parts, the finish reason, then the usage counts."""
+        body = completion_body(self.answer)
+        usage = body["usage"]
+        step = max(1, -(-len(self.answer) // pieces))
+        parts = [self.answer[i:i + step] for i in range(0, len(self.answer), step)]
+        chunk = {"id": "x", "object": "chat.completion.chunk"}
+        events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                               "content": None},
+                                         "finish_reason": None}]}]
+        events += [{**chunk, "choices": [{"index": 0, "delta": {"content": part},
+                                          "finish_reason": None}]} for part in parts]
+        events.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        events.append({**chunk, "choices": [], "usage": usage})
+        return events
+
+    async def _stream(self, writer: asyncio.StreamWriter, kind: str, arg: str) -> bool:
+        gap_s, pieces = 0.0, 4
+        if kind == "stream":
+            gap_ms, _, count = arg.partition(":")
+            gap_s, pieces = float(gap_ms) / 1000.0, int(count or 4)
+        events = [json.dumps(e) for e in self.stream_events(pieces)] + ["[DONE]"]
+        if kind == "flood":
+            empty = {"id": "x", "object": "chat.completion.chunk",
+                     "choices": [{"index": 0, "delta": {}, "finish_reason": None}]}
+            events = [json.dumps(empty)] * int(arg) + events
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+        for number, event in enumerate(events):
+            if kind in ("stall", "cut") and number == int(arg):
+                if kind == "cut":
+                    await writer.drain()
+                    writer.transport.abort()
+                    return False
+                await asyncio.sleep(3600)
+            data = f"data: {event}\n\n".encode()
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+            await writer.drain()
+            if gap_s and 0 < number < len(events) - 3:
+                await asyncio.sleep(gap_s)  # between the answer's pieces
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True

@@ -14,16 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from authpairs.backends.config import SamplingConfig
+from authpairs.backends.liveness import deadline_message
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import BackendError, TransportError
 
 __all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "TransportError",
            "deadline_message"]
-
-
-def deadline_message(deadline_s: float) -> str:
-    """How an answer that did not arrive within the deadline is recorded (a transport error)."""
-    return f"timeout: no complete reply within the {deadline_s:g} s deadline"
 
 
 class ChatRequest(BaseModel):

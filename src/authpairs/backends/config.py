@@ -22,8 +22,19 @@ if TYPE_CHECKING:
     from authpairs.backends.base import Backend
 
 DEFAULT_DEADLINE_S = 600.0
-"""Default per-request deadline: long enough for a small model on CPU, short enough to notice a
-hung server. The paper's GPU runs used 3,600 s (``configs/paper/``)."""
+"""Default deadline: the longest an attempt waits for progress (the whole reply, or the next
+streamed event of a streaming backend; :mod:`authpairs.backends.liveness`). Long enough for a
+small model on CPU to process its prompt, short enough to notice a hung server. The paper's GPU
+runs used 3,600 s (``configs/paper/``)."""
+
+DEADLINE_HELP = ("Seconds an attempt waits for progress before it is abandoned as an "
+                 "infrastructure timeout: the whole reply, or for a streaming backend (the "
+                 "embedded server, stream: true) the next streamed token, so a slow but "
+                 "progressing generation is never cut off.")
+"""What ``deadline_s`` means, in one sentence (field description and ``--deadline`` help)."""
+
+STREAM_HELP = ("Read replies as server-sent events (stream: true); each event is progress for "
+               "the deadline. The answer recorded is the one the server gives without streaming.")
 
 
 class SamplingConfig(BaseModel):
@@ -49,8 +60,7 @@ class BackendConfigBase(BaseModel):
 
     kind: str
     model: str = Field(default="", description="Model name sent to the server.")
-    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0,
-                              description="Per-request deadline in seconds.")
+    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, description=DEADLINE_HELP)
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Passed through, e.g. vLLM chat_template_kwargs.")
 
@@ -79,6 +89,8 @@ class OpenAIBackendConfig(BackendConfigBase):
     concurrency_per_endpoint: int | None = Field(
         default=None, ge=1, description="At most this many requests in flight per base URL "
         "(default: no cap; the run's concurrency is the number in flight).")
+    stream: bool = Field(default=False, description=STREAM_HELP + " Off by default: not every "
+                         "OpenAI-compatible server streams usage counts (vLLM and llama.cpp do).")
 
     factory: ClassVar[str] = "authpairs.backends.openai_http:OpenAIBackend.from_config"
 
@@ -97,9 +109,11 @@ class OpenAIBackendConfig(BackendConfigBase):
         return urls
 
     def identity(self) -> dict[str, Any]:
-        """Model and decoding-relevant fields; not which URLs or how many at once."""
+        """Model and decoding-relevant fields; not which URLs, how many at once, the deadline or
+        whether replies are streamed (the same answer either way)."""
         return self.model_dump(mode="json", exclude={"base_urls", "api_key_env",
-                                                     "concurrency_per_endpoint", "deadline_s"})
+                                                     "concurrency_per_endpoint", "deadline_s",
+                                                     "stream"})
 
 
 class LocalBackendConfig(BackendConfigBase):
@@ -115,15 +129,18 @@ class LocalBackendConfig(BackendConfigBase):
         default="none", description="llama.cpp's draft-free speculative decoding: tokens are "
         "drafted from n-grams already in the prompt or output and checked by the model in one "
         "batch (faster when answers quote their input; answers may differ from 'none').")
+    stream: bool = Field(default=True, description=STREAM_HELP + " On by default, so a slow "
+                         "or shared machine never has a progressing generation abandoned.")
 
     factory: ClassVar[str] = "authpairs.backends.local_server:LocalServerBackend.from_config"
 
     def identity(self) -> dict[str, Any]:
         """Model file, context, threads, slots and speculative decoding (llama.cpp's CPU answers
         depend on the thread count, on which sequences are decoded together and on how many
-        tokens are checked in one batch); not the deadline. ``speculative: none`` is left out, so
+        tokens are checked in one batch); not the deadline nor streaming (the same answer either
+        way: ``tests/backends/test_streaming_local.py``). ``speculative: none`` is left out, so
         configurations written before the field existed keep their hash."""
-        identity = self.model_dump(mode="json", exclude={"deadline_s"})
+        identity = self.model_dump(mode="json", exclude={"deadline_s", "stream"})
         if identity["speculative"] == "none":
             del identity["speculative"]
         return identity

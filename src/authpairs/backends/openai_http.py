@@ -6,9 +6,18 @@ instead, with the same sampling, deadline and error rules.
 Requests are spread across one or several base URLs (the least-loaded endpoint first), with at
 most ``concurrency_per_endpoint`` in flight per endpoint where that cap is set (otherwise the
 run's concurrency is the only bound). Sampling parameters, a JSON-schema ``response_format`` and
-an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given. Each
-request must be answered completely within the deadline (``asyncio.timeout``; a run also bounds
-each whole attempt of any reviewer by it).
+an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given.
+
+Deadlines follow one rule (:mod:`authpairs.backends.liveness`): a request is abandoned when
+``deadline_s`` passes without progress. Without streaming the whole reply is the only progress,
+so it must arrive within ``deadline_s``. With ``stream=True`` (the embedded server's default,
+``stream: true`` for any OpenAI-compatible server) the reply is read as server-sent events and
+every event is progress: a generation that keeps producing tokens is never cut off, however slow
+the machine, and one that stops is abandoned ``deadline_s`` after its last event; a stream with
+more events than the output limit allows (``max_tokens`` + :data:`STREAM_EVENT_MARGIN`) is a
+malformed reply, so every stream has an end. The events are assembled into the body the same
+request returns without streaming (:class:`StreamAssembler`), read by the same
+:func:`parse_completion`.
 Refused connections, timeouts, HTTP 429 and 5xx raise
 :class:`~authpairs.backends.base.TransportError`; other 4xx raise
 :class:`~authpairs.backends.base.BackendError`.
@@ -23,18 +32,20 @@ import email.utils
 import json
 import os
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
+from authpairs.backends import liveness
 from authpairs.backends.base import (
     BackendError,
     ChatRequest,
     ChatResponse,
     TransportError,
-    deadline_message,
 )
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
+from authpairs.backends.liveness import AttemptClock
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
@@ -43,8 +54,7 @@ _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty"
 class _Endpoint:
     def __init__(self, base_url: str, limit: int | None) -> None:
         self.base_url = base_url.rstrip("/")
-        self.slots: asyncio.Semaphore | contextlib.nullcontext[None] = (
-            contextlib.nullcontext() if limit is None else asyncio.Semaphore(limit))
+        self.slots = None if limit is None else asyncio.Semaphore(limit)
         self.in_flight = 0
         # Parsed once: httpx spends more parsing a URL string than sending the request body.
         try:
@@ -173,13 +183,130 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
+def check_status(base_url: str, status: int, headers: httpx.Headers, text: str) -> None:
+    """HTTP 429 and 5xx raise :class:`TransportError` (``Retry-After`` kept), other 4xx
+    :class:`BackendError`; anything below 400 passes."""
+    if status == 429 or status >= 500:
+        raise TransportError(f"{base_url}: HTTP {status}: {text[:200]}",
+                             retry_after=retry_after_seconds(headers.get("retry-after")))
+    if status >= 400:
+        raise BackendError(f"{base_url}: HTTP {status}: {text[:500]}")
+
+
+#: A streamed reply may hold this many events beyond its output limit (the role, finish and usage
+#: events; a server sends at most one event per token): more is a malformed stream.
+STREAM_EVENT_MARGIN = 16
+
+
+def _piece(value: object, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TransportError(f"malformed stream event: {where} is {type(value).__name__}, "
+                         "not a string")
+
+
+class StreamAssembler:
+    """The events of a streamed reply (``stream: true``) put back together as the body the same
+    request returns without streaming: choice 0's text (``delta.content``, or ``text`` for a
+    raw completion) and reasoning (``delta.reasoning_content`` / ``delta.reasoning``) joined,
+    its last finish reason, and the ``usage`` event's counts.
+
+    Feed it the stream's lines (:meth:`add_line`), then take :meth:`body`. An event that is not
+    a JSON object of the documented shape, an ``error`` event, more than ``max_events`` events
+    or a stream without its ``[DONE]`` marker raise :class:`TransportError`.
+    """
+
+    def __init__(self, *, raw: bool, max_events: int) -> None:
+        self.raw = raw
+        self.max_events = max_events
+        self.events = 0
+        self.done = False
+        self._parts: dict[str, list[str] | None] = {
+            "content": None, "reasoning_content": None, "reasoning": None}
+        self._finish_reason: str | None = None
+        self._usage: object = None
+
+    def add_line(self, line: str) -> bool:
+        """Take one line of the stream; True when it was an event (progress)."""
+        if not line.startswith("data:") or self.done:
+            return False  # blank separators, comments, other SSE fields, anything after [DONE]
+        data = line[5:].strip()
+        self.events += 1
+        if self.events > self.max_events:
+            raise TransportError(f"malformed stream: more than {self.max_events} events "
+                                 "(the output limit allows fewer)")
+        if data == "[DONE]":
+            self.done = True
+            return True
+        try:
+            event = read_body(data.encode())
+        except (ValueError, RecursionError):
+            raise TransportError("malformed stream event: not JSON") from None
+        if not isinstance(event, dict):
+            raise TransportError(f"malformed stream event: top level is {type(event).__name__}")
+        if "error" in event:
+            raise TransportError(f"the server reported an error in the stream: "
+                                 f"{str(event['error'])[:200]}")
+        if event.get("usage") is not None:
+            self._usage = event["usage"]
+        choices = event.get("choices") or []
+        if not isinstance(choices, list):
+            raise TransportError("malformed stream event: 'choices' is not a list")
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise TransportError(f"malformed stream event: a choice is "
+                                     f"{type(choice).__name__}, not an object")
+            if choice.get("index", 0) == 0:
+                self._add_choice(choice)
+        return True
+
+    def _add_choice(self, choice: dict[str, Any]) -> None:
+        if self.raw:
+            pieces = {"content": choice.get("text")}
+        else:
+            delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise TransportError(f"malformed stream event: delta is "
+                                     f"{type(delta).__name__}, not an object")
+            pieces = {key: delta.get(key) for key in self._parts}
+        for key, value in pieces.items():
+            piece = _piece(value, f"choices[0].{'text' if self.raw else 'delta.' + key}")
+            if piece is not None:
+                parts = self._parts[key]
+                if parts is None:
+                    parts = self._parts[key] = []
+                parts.append(piece)
+        finish = _piece(choice.get("finish_reason"), "choices[0].finish_reason")
+        if finish is not None:
+            self._finish_reason = finish
+
+    def _joined(self, key: str) -> str | None:
+        parts = self._parts[key]
+        return None if parts is None else "".join(parts)
+
+    def body(self) -> dict[str, Any]:
+        """The assembled non-streaming body (the stream must have ended with ``[DONE]``)."""
+        if not self.done:
+            raise TransportError(f"the stream ended before its end marker ([DONE]) after "
+                                 f"{self.events} events")
+        choice: dict[str, Any] = {"index": 0, "finish_reason": self._finish_reason}
+        if self.raw:
+            choice["text"] = self._joined("content")
+        else:
+            choice["message"] = {"role": "assistant", **{
+                key: self._joined(key) for key in self._parts}}
+        return {"choices": [choice], "usage": self._usage}
+
+
 def completion_path(request: ChatRequest) -> str:
     """``completions`` for a raw-prompt request, ``chat/completions`` otherwise."""
     return "completions" if request.prompt is not None else "chat/completions"
 
 
 class OpenAIBackend:
-    """Chat completions against one or several OpenAI-compatible servers."""
+    """Chat completions against one or several OpenAI-compatible servers (``stream``: read each
+    reply as server-sent events, every event progress for the deadline; see the module
+    docstring)."""
 
     name = "openai"
 
@@ -187,11 +314,13 @@ class OpenAIBackend:
                  concurrency_per_endpoint: int | None = None,
                  deadline_s: float = DEFAULT_DEADLINE_S, extra_body: dict[str, Any] | None = None,
                  api_key: str | None = None, param_names: dict[str, str] | None = None,
+                 stream: bool = False,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         if not base_urls:
             raise BackendError("the openai backend needs at least one base URL")
         self.model = model
         self.deadline_s = deadline_s
+        self.stream = stream
         self.extra_body = dict(extra_body or {})
         self.param_names = dict(param_names or {})
         self.concurrency_per_endpoint = concurrency_per_endpoint
@@ -217,7 +346,8 @@ class OpenAIBackend:
             raise BackendError("backend.model is required for the openai backend")
         return cls.from_env(config.base_urls, config.model, config.api_key_env,
                             concurrency_per_endpoint=config.concurrency_per_endpoint,
-                            deadline_s=config.deadline_s, extra_body=config.extra_body)
+                            deadline_s=config.deadline_s, extra_body=config.extra_body,
+                            stream=config.stream)
 
     @classmethod
     def from_env(cls, base_urls: list[str], model: str, api_key_env: str,
@@ -232,84 +362,118 @@ class OpenAIBackend:
         await self._client.aclose()
 
     def describe(self) -> dict[str, Any]:
-        """Endpoints, model name and the cap on requests in flight for the run record."""
+        """Endpoints, model name, the cap on requests in flight and whether replies are streamed,
+        for the run record."""
         return {"kind": self.name, "model": self.model,
                 "base_urls": [e.base_url for e in self._endpoints],
-                "concurrency_per_endpoint": self.concurrency_per_endpoint}
+                "concurrency_per_endpoint": self.concurrency_per_endpoint,
+                "stream": self.stream}
 
     def _pick(self) -> _Endpoint:
         return min(self._endpoints, key=lambda e: e.in_flight)
 
-    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
-        """POST one chat completion to the least-loaded endpoint, within the deadline."""
-        endpoint = self._pick()
+    @contextlib.asynccontextmanager
+    async def _slot(self, endpoint: _Endpoint) -> AsyncIterator[None]:
+        """Hold one of ``endpoint``'s slots; the attempt's clock stops while waiting for it
+        (the requests holding the slots are bounded by their own clocks)."""
         endpoint.in_flight += 1
         try:
-            async with endpoint.slots:
-                started = time.perf_counter()
-                payload = build_payload(self.model, request, sampling, self.extra_body,
-                                        self.param_names)
-                try:
-                    async with asyncio.timeout(self.deadline_s):
-                        reply = await self._client.post(
-                            endpoint.urls[completion_path(request)],
-                            content=json.dumps(payload))
-                except (TimeoutError, httpx.TimeoutException) as exc:
-                    raise TransportError(f"{endpoint.base_url}: "
-                                         f"{deadline_message(self.deadline_s)}") from exc
-                except httpx.TransportError as exc:
-                    raise TransportError(
-                        f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
-                elapsed = time.perf_counter() - started
+            if endpoint.slots is None:
+                yield
+                return
+            with liveness.paused():
+                await endpoint.slots.acquire()
+            try:
+                yield
+            finally:
+                endpoint.slots.release()
         finally:
             endpoint.in_flight -= 1
-        if reply.status_code == 429 or reply.status_code >= 500:
-            raise TransportError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
-                                 f"{reply.text[:200]}",
-                                 retry_after=retry_after_seconds(reply.headers.get("retry-after")))
-        if reply.status_code >= 400:
-            raise BackendError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
-                               f"{reply.text[:500]}")
+
+    @contextlib.asynccontextmanager
+    async def _clock(self, endpoint: _Endpoint) -> AsyncIterator[AttemptClock]:
+        """The clock this request reports to: the running attempt's (inside a run), else one
+        of its own with the backend's ``deadline_s``. A timeout -- the own clock expired, or no
+        byte for httpx's read timeout -- or a failed connection is a :class:`TransportError`."""
+        running = liveness.current_clock()
+        clock = running if running is not None else AttemptClock(self.deadline_s)
         try:
-            body = read_body(reply.content)
+            async with contextlib.nullcontext() if running is not None else clock:
+                yield clock
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise TransportError(f"{endpoint.base_url}: {clock.timeout_message()}") from exc
+        except httpx.TransportError as exc:
+            raise TransportError(f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
+
+    async def _post(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
+        """One JSON POST answered in one piece, within the deadline (the whole reply is the
+        only progress): the body, the latency and the endpoint."""
+        endpoint = self._pick()
+        async with self._slot(endpoint), self._clock(endpoint):
+            started = time.perf_counter()
+            reply = await self._client.post(endpoint.urls[path], content=json.dumps(payload))
+            elapsed = time.perf_counter() - started
+        check_status(endpoint.base_url, reply.status_code, reply.headers, reply.text)
+        try:
+            return read_body(reply.content), elapsed, endpoint.base_url
         except (ValueError, RecursionError) as exc:
             raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+
+    async def _post_streamed(self, path: str, payload: dict[str, Any],
+                             max_tokens: int) -> tuple[Any, float, str]:
+        """One streamed JSON POST (``stream: true``): each event is progress for the attempt's
+        clock; returns the body the same request returns without streaming (assembled by
+        :class:`StreamAssembler`), the latency and the endpoint."""
+        endpoint = self._pick()
+        payload = {**payload, "stream": True,
+                   "stream_options": {"include_usage": True, **payload.get("stream_options", {})}}
+        async with self._slot(endpoint), self._clock(endpoint) as clock:
+            started = time.perf_counter()
+            async with self._client.stream("POST", endpoint.urls[path],
+                                           content=json.dumps(payload)) as reply:
+                if reply.status_code >= 400:
+                    await reply.aread()
+                    check_status(endpoint.base_url, reply.status_code, reply.headers, reply.text)
+                content, body = b"", None
+                if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                    content = await reply.aread()  # a server that ignores "stream": one body
+                else:
+                    assembler = StreamAssembler(raw=path == "completions",
+                                                max_events=max_tokens + STREAM_EVENT_MARGIN)
+                    try:
+                        async for line in reply.aiter_lines():
+                            if assembler.add_line(line):
+                                clock.progress()
+                        body = assembler.body()
+                    except TransportError as exc:
+                        raise TransportError(f"{endpoint.base_url}: {exc}") from exc
+            elapsed = time.perf_counter() - started
+        if body is not None:
+            return body, elapsed, endpoint.base_url
         try:
-            return parse_completion(body, latency_s=elapsed, endpoint=endpoint.base_url)
+            return read_body(content), elapsed, endpoint.base_url
+        except (ValueError, RecursionError) as exc:
+            raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+
+    async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
+        """One completion from the least-loaded endpoint, within the deadline rule
+        (:mod:`authpairs.backends.liveness`): streamed when the backend streams."""
+        payload = build_payload(self.model, request, sampling, self.extra_body, self.param_names)
+        path = completion_path(request)
+        if self.stream:
+            limit = payload.get("max_tokens")
+            body, elapsed, base_url = await self._post_streamed(
+                path, payload, limit if isinstance(limit, int) else sampling.max_tokens)
+        else:
+            body, elapsed, base_url = await self._post(path, payload)
+        try:
+            return parse_completion(body, latency_s=elapsed, endpoint=base_url)
         except TransportError as exc:
-            raise TransportError(f"{endpoint.base_url}: {exc}") from exc
+            raise TransportError(f"{base_url}: {exc}") from exc
 
     async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
         """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
         least-loaded endpoint within the deadline, with :meth:`complete`'s error rules; returns
         the JSON body, the latency and the endpoint (the agent's tool-calling chat,
         :mod:`authpairs.backends.tool_chat`, reads the body itself)."""
-        endpoint = self._pick()
-        endpoint.in_flight += 1
-        try:
-            async with endpoint.slots:
-                started = time.perf_counter()
-                try:
-                    async with asyncio.timeout(self.deadline_s):
-                        reply = await self._client.post(endpoint.urls[path],
-                                                        content=json.dumps(payload))
-                except (TimeoutError, httpx.TimeoutException) as exc:
-                    raise TransportError(f"{endpoint.base_url}: "
-                                         f"{deadline_message(self.deadline_s)}") from exc
-                except httpx.TransportError as exc:
-                    raise TransportError(
-                        f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
-                elapsed = time.perf_counter() - started
-        finally:
-            endpoint.in_flight -= 1
-        if reply.status_code == 429 or reply.status_code >= 500:
-            raise TransportError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
-                                 f"{reply.text[:200]}",
-                                 retry_after=retry_after_seconds(reply.headers.get("retry-after")))
-        if reply.status_code >= 400:
-            raise BackendError(f"{endpoint.base_url}: HTTP {reply.status_code}: "
-                               f"{reply.text[:500]}")
-        try:
-            return read_body(reply.content), elapsed, endpoint.base_url
-        except (ValueError, RecursionError) as exc:
-            raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+        return await self._post(path, payload)

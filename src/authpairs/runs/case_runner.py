@@ -5,11 +5,15 @@ API (through :class:`~authpairs.runs.orchestrator.RunOrchestrator`) and the Insp
 (:mod:`authpairs.integrations.inspect_task`) -- so they cannot drift apart:
 
 1. **render** the public case into the exact reviewer input (unless the caller already sent it);
-2. **ask** the reviewer within the deadline (``asyncio.timeout``): the reviewer's answer is
-   the response as it is recorded (a model reviewer's interface has already finished it, e.g.
-   kept a think block as reasoning). A transport failure or an answer later than the deadline
-   is an *infrastructure* attempt, retried with exponential backoff (a server's
-   ``Retry-After`` honoured up to :data:`MAX_RETRY_AFTER_S`), never a decision;
+2. **ask** the reviewer under the attempt's clock
+   (:class:`~authpairs.backends.liveness.AttemptClock`, the one deadline of an attempt): it
+   expires when ``deadline_s`` passes without progress -- the whole answer, or the next
+   streamed event of a streaming backend, which reports to this clock instead of keeping a
+   deadline of its own. The reviewer's answer is the response as it is recorded (a model
+   reviewer's interface has already finished it, e.g. kept a think block as reasoning). A
+   transport failure or an expired clock is an *infrastructure* attempt, retried with
+   exponential backoff (a server's ``Retry-After`` honoured up to :data:`MAX_RETRY_AFTER_S`),
+   never a decision;
 3. **parse** it strictly (:func:`~authpairs.runs.reviewed.safe_parse`: a parser that raises
    still yields an *unavailable* outcome);
 4. **enforce** the dispatch at the enforcement point, in a worker thread so the event loop keeps
@@ -27,7 +31,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from authpairs.backends.base import ChatRequest, ChatResponse, TransportError, deadline_message
+from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
+from authpairs.backends.liveness import AttemptClock
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.enforce.effect_record import EffectRecord
@@ -52,7 +57,8 @@ def short_cause(error: str) -> str:
 class CaseRunner:
     """Reviews one case at a time through one reviewer (see the module docstring).
 
-    ``deadline_s`` bounds each attempt (None: no deadline); ``infra_retries`` is how many
+    ``deadline_s`` is how long an attempt may go without progress (None: no deadline; see
+    :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many
     infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
     about each retry.
     """
@@ -97,13 +103,12 @@ class CaseRunner:
         return review
 
     async def _ask(self, request: ChatRequest) -> ChatResponse:
-        if self.deadline_s is None:
-            return await self.reviewer.answer(request)
+        clock = AttemptClock(self.deadline_s)
         try:
-            async with asyncio.timeout(self.deadline_s):
+            async with clock:
                 return await self.reviewer.answer(request)
         except TimeoutError:
-            raise TransportError(deadline_message(self.deadline_s)) from None
+            raise TransportError(clock.timeout_message()) from None
 
     def retry_delay(self, number: int, exc: TransportError) -> float:
         """Seconds to wait after failed attempt ``number``: exponential backoff, or the server's
