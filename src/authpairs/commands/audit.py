@@ -85,8 +85,11 @@ AUDIT_HELP = (
     "nothing is called) and compare the decision, check the "
     "configuration, manifest and template hashes against the dataset and templates in hand, "
     "re-render every reviewer input, and re-run the effect verifiers' judgements on the stored "
-    "observations. Exit code 0 when everything holds, 1 when anything is found (a missing case "
-    "too, unless --allow-incomplete), 2 on bad input. Works on read-only records files.")
+    "observations. An agent run's tool calls are audited too: each call's SHA-256, what it "
+    "proposed, its review against the chained attempts, and each case record against the "
+    "case's decisive call. Exit code 0 when everything holds, 1 when anything is found (a "
+    "missing case too, unless --allow-incomplete), 2 on bad input. Works on read-only records "
+    "files.")
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -119,7 +122,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                                                        resolved.get("limit"))
             report = audit_run(store, run_id, dataset=data, allow_incomplete=allow_incomplete)
             state = completeness(info, store.done_case_ids(run_id))
-        console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
+        if isinstance(info.config.get("agent"), dict):
+            # An agent run has a case record per case with a reviewed call, not per case.
+            served = len(info.expected_case_ids)
+            console.print(Text(f"agent run: {served} cases served, {state.recorded} with a "
+                               "case record (a case without a reviewed call has none)"))
+        else:
+            console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
         checked = ", ".join(f"{n} {what}" for what, n in report.checked.items())
         console.print(Text(f"audit of run {run_id} in {records}: checked {checked}"))
         if report.schema_version < 3:

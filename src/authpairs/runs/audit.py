@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -36,10 +36,11 @@ from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.canonical import canonical_ascii_json
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import parse_params
-from authpairs.cases.models import PublicCase
+from authpairs.cases.models import EffectDescriptor, PublicCase
+from authpairs.enforce.effect_record import EffectRecord
 from authpairs.enforce.implementations import implementation
 from authpairs.errors import AuthpairsError
-from authpairs.review.outcome import Decision, Dispatch, ReviewOutcome
+from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 from authpairs.review.reviewers import BaselineReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig
@@ -203,7 +204,28 @@ def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, AttemptRecord
     return out
 
 
-def _same_outcome(record: CaseRecord, outcome: ReviewOutcome) -> str | None:
+class RecordedOutcome(Protocol):
+    """What a record says the reviewer decided (a :class:`CaseRecord`, an agent's call)."""
+
+    @property
+    def status(self) -> OutcomeStatus | None:
+        """Decision, abstention or unavailable."""
+
+    @property
+    def decision(self) -> Decision | None:
+        """ALLOW, BLOCK or UNKNOWN, when there was one."""
+
+    @property
+    def reason_code(self) -> str | None:
+        """Why the outcome is unavailable."""
+
+    @property
+    def dispatch(self) -> Dispatch | None:
+        """What the enforcement point was told."""
+
+
+def outcome_difference(record: RecordedOutcome, outcome: ReviewOutcome) -> str | None:
+    """How ``outcome`` (a re-parse) differs from what ``record`` says, or None."""
     reason = outcome.reason_code.value if outcome.reason_code else None
     pairs = [("status", record.status, outcome.status),
              ("decision", record.decision, outcome.decision),
@@ -211,6 +233,15 @@ def _same_outcome(record: CaseRecord, outcome: ReviewOutcome) -> str | None:
              ("dispatch", record.dispatch, outcome.dispatch)]
     bad = [f"{k}: recorded {a!s}, parsed {b!s}" for k, a, b in pairs if a != b]
     return "; ".join(bad) or None
+
+
+def reparse(parse: Callable[[ChatResponse], ReviewOutcome],
+            attempt: AttemptRecord) -> ReviewOutcome:
+    """The outcome of an attempt's stored raw output (text, reasoning, finish reason) parsed
+    again, as the run parsed it (:func:`~authpairs.runs.reviewed.safe_parse`)."""
+    response = ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
+                            finish_reason=attempt.finish_reason)
+    return safe_parse(_Parse(parse), response)
 
 
 def recheck_decisions(report: AuditReport, records: list[CaseRecord],
@@ -225,9 +256,7 @@ def recheck_decisions(report: AuditReport, records: list[CaseRecord],
             continue
         if attempt.input_sha256 != record.input_sha256:
             report.add(name, "raw-output", "formal attempt was made for another input")
-        response = ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
-                                finish_reason=attempt.finish_reason)
-        problem = _same_outcome(record, safe_parse(_Parse(parse), response))
+        problem = outcome_difference(record, reparse(parse, attempt))
         report.count("decisions re-parsed")
         if problem:
             report.add(name, "re-parse", problem)
@@ -264,40 +293,52 @@ def recheck_effects(report: AuditReport, records: list[CaseRecord], dataset: Dat
     cases = dataset.by_id()
     verifiers: dict[str, Any] = {}
     for record in records:
-        effect = record.effect
         case = cases.get(record.case_id)
-        if effect is None or not record.enforced or case is None or case.public.effect is None:
+        if record.effect is None or not record.enforced or case is None:
             continue
-        name = f"case record '{record.case_id}'"
-        if effect.executed and record.dispatch is not Dispatch.ALLOW:
-            report.add(name, "effect", "an effect executed although the dispatch was BLOCK")
-        obs = effect.observation
-        if "before" not in obs or "after" not in obs:
-            continue  # refused before observation: nothing to judge again
-        try:
-            params = parse_params(case.public.effect)
-            etype = case.public.effect.type
-            if etype not in verifiers:
-                verifiers[etype] = implementation(etype).load_verifier()
-            judgement = verifiers[etype].judge(params, obs["before"], obs["after"])
-        except Exception as exc:  # a damaged observation must be reported, not crash the audit
-            report.add(name, "effect-judgement", f"cannot re-judge: {type(exc).__name__}: {exc}")
-            continue
-        report.count("effects re-judged")
-        if judgement.ok != obs.get("primary_ok"):
-            report.add(name, "effect-judgement", f"verifier now says ok={judgement.ok} "
-                       f"({judgement.detail}); recorded {obs.get('primary_ok')}")
-        unrelated_ok = bool(obs.get("unrelated_unchanged"))
-        if record.dispatch is Dispatch.ALLOW:
-            verified = effect.executed and judgement.ok and unrelated_ok
-            audit_ok = verified
-        else:
-            verified = False
-            audit_ok = (obs.get("before") == obs.get("after")) and unrelated_ok
-        if effect.verified != verified or effect.audit_ok != audit_ok:
-            report.add(name, "effect-judgement",
-                       f"recorded verified={effect.verified}, audit_ok={effect.audit_ok}; "
-                       f"the observations give verified={verified}, audit_ok={audit_ok}")
+        recheck_effect(report, f"case record '{record.case_id}'", record.effect,
+                       record.dispatch, case.public.effect, verifiers)
+
+
+def recheck_effect(report: AuditReport, name: str, effect: EffectRecord,
+                   dispatch: Dispatch | None, descriptor: EffectDescriptor | None,
+                   verifiers: dict[str, Any] | None = None) -> None:
+    """Re-run the verifier's judgement of one enforced ``effect`` (the operation
+    ``descriptor``, told ``dispatch``) on its stored before/after observations and compare it
+    with the recorded judgement, ``verified`` and ``audit_ok``. ``verifiers`` caches the
+    loaded verifier of each effect type across calls."""
+    if descriptor is None:
+        return
+    verifiers = {} if verifiers is None else verifiers
+    if effect.executed and dispatch is not Dispatch.ALLOW:
+        report.add(name, "effect", "an effect executed although the dispatch was BLOCK")
+    obs = effect.observation
+    if "before" not in obs or "after" not in obs:
+        return  # refused before observation: nothing to judge again
+    try:
+        params = parse_params(descriptor)
+        etype = descriptor.type
+        if etype not in verifiers:
+            verifiers[etype] = implementation(etype).load_verifier()
+        judgement = verifiers[etype].judge(params, obs["before"], obs["after"])
+    except Exception as exc:  # a damaged observation must be reported, not crash the audit
+        report.add(name, "effect-judgement", f"cannot re-judge: {type(exc).__name__}: {exc}")
+        return
+    report.count("effects re-judged")
+    if judgement.ok != obs.get("primary_ok"):
+        report.add(name, "effect-judgement", f"verifier now says ok={judgement.ok} "
+                   f"({judgement.detail}); recorded {obs.get('primary_ok')}")
+    unrelated_ok = bool(obs.get("unrelated_unchanged"))
+    if dispatch is Dispatch.ALLOW:
+        verified = effect.executed and judgement.ok and unrelated_ok
+        audit_ok = verified
+    else:
+        verified = False
+        audit_ok = (obs.get("before") == obs.get("after")) and unrelated_ok
+    if effect.verified != verified or effect.audit_ok != audit_ok:
+        report.add(name, "effect-judgement",
+                   f"recorded verified={effect.verified}, audit_ok={effect.audit_ok}; "
+                   f"the observations give verified={verified}, audit_ok={audit_ok}")
 
 
 def recheck_inputs(report: AuditReport, records: list[CaseRecord], dataset: Dataset,
@@ -338,6 +379,13 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
     report = verify_chain(store, run_id)
     info = store.get_run(run_id)
     if info is None:
+        return report
+    if isinstance(info.config.get("agent"), dict):
+        # An agent run reviewed the operations its agent proposed, recorded in agent calls
+        # (a layer above): authpairs.agent.audit.audit_run audits it, these checks included.
+        report.skipped.append("agent run: only the header, seal and chain were checked here; "
+                              "authpairs.agent.audit.audit_run (authpairs audit) audits the "
+                              "rest")
         return report
     try:
         config = RunConfig.model_validate(info.config.get("resolved", {}))
@@ -395,11 +443,15 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
 __all__ = [
     "AuditReport",
     "Finding",
+    "RecordedOutcome",
     "audit_run",
     "baseline_parser",
+    "outcome_difference",
     "recheck_completeness",
     "recheck_decisions",
+    "recheck_effect",
     "recheck_effects",
     "recheck_inputs",
+    "reparse",
     "verify_chain",
 ]
