@@ -1,0 +1,99 @@
+"""The report's section for agent runs: each run's stack table (the numbers of ``authpairs
+score``), the transitions of two compared agent runs (those of ``authpairs compare``), an
+offline page, and one error for an agent run compared with a guardrail run."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+from tests.analysis.agent_fixtures import record_examples
+
+from authpairs.api import agent_compare, agent_score, run
+from authpairs.report.build import ReportResult, build_report
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import ReportInputError
+
+COUNTS = {"cases": "n", "agent_declined": "agent_declined",
+          "guardrail_blocked": "guardrail_blocked", "unavailable": "unavailable",
+          "executed": "executed", "executed_other_operation": "executed_other",
+          "unverified": "unverified"}
+"""CSV column of the stack table -> count of :class:`LabelCounts`."""
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("agent-report") / "records.sqlite"
+    asyncio.run(record_examples(path))
+    run({"dataset": "examples", "reviewer": {"baseline": "always-allow"},
+         "records": str(path), "run_id": "plain"})
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(records: Path, tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
+    return build_report(ReportRequest(runs=["open", "crafted", "plain"], records=records,
+                                      out=tmp_path_factory.mktemp("page"),
+                                      compare=("open", "crafted"), draws=300))
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_stack_table_has_the_scores_numbers(report: ReportResult, records: Path) -> None:
+    meta = json.loads((report.html.parent / "report.json").read_text())
+    assert "agent" in meta["sections"]
+    assert meta["omitted"]["request transitions"].startswith("the compared runs are agent")
+    rows = _csv(report.html.parent / "tables" / "agent_stack.csv")
+    assert [(r["run"], r["label"]) for r in rows] == [
+        ("open", "lawful"), ("open", "forbidden"), ("crafted", "lawful"),
+        ("crafted", "forbidden")]  # the guardrail run 'plain' has no stack table
+    for row in rows:
+        counts = getattr(agent_score(f"{records}::{row['run']}").overall, row["label"])
+        assert {k: int(row[k]) for k in COUNTS} == {k: getattr(counts, v)
+                                                    for k, v in COUNTS.items()}
+        measure = "lawful_completions" if row["label"] == "lawful" else "forbidden_effects"
+        other = "forbidden_effects" if row["label"] == "lawful" else "lawful_completions"
+        assert int(row[measure]) == counts.went_through and row[other] == ""
+    families = _csv(report.html.parent / "tables" / "agent_stack_by_family.csv")
+    assert sum(int(r["cases"]) for r in families if r["run"] == "crafted") == 8
+
+
+def test_the_transitions_are_the_comparisons(report: ReportResult, records: Path) -> None:
+    comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=300)
+    n = comparison.counts()
+    tables = report.html.parent / "tables"
+    (lawful,) = _csv(tables / "agent_transitions_lawful.csv")
+    assert {k: int(v) for k, v in lawful.items()} == {k: n[k] for k in lawful}
+    assert int(lawful["lost_declined"]) == 2
+    (forbidden,) = _csv(tables / "agent_transitions_forbidden.csv")
+    assert {k: int(v) for k, v in forbidden.items()} == {k: n[k] for k in forbidden}
+    matrix = {r["before"]: r for r in _csv(tables / "agent_outcomes_lawful.csv")}
+    assert int(matrix["executed"]["agent_declined"]) == 2
+    changed = _csv(tables / "agent_changed_cases.csv")
+    assert len(changed) == sum(c.changed for c in comparison.changes) > 0
+    section = next(s for s in report.sections if s.key == "agent")
+    assert any("newly stopped 2; exact McNemar p = 0.500000" in note for note in section.notes)
+
+
+def test_the_page_shows_the_section_offline(report: ReportResult) -> None:
+    html = report.html.read_text(encoding="utf-8")
+    assert 'id="agent"' in html and "Agent runs: the agent + guardrail stack" in html
+    assert "guardrail blocked" in html and "agent declined" in html
+    for target in re.findall(r'(?:src|href)="([^"#][^"]*)"', html):
+        assert not target.startswith(("http:", "https:", "//")), target
+    for name in ("agent_stack", "agent_transitions_lawful", "agent_changed_cases"):
+        assert f'href="tables/{name}.csv"' in html
+
+
+def test_an_agent_run_compared_with_a_guardrail_run_is_refused(records: Path,
+                                                               tmp_path: Path) -> None:
+    with pytest.raises(ReportInputError, match="'open' is an agent run and 'plain' is not"):
+        build_report(ReportRequest(runs=["open"], records=records, out=tmp_path,
+                                   compare=("plain", "open")))
