@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.analysis.agent_fixtures import record_examples
 
 from authpairs.api import agent_compare, agent_score, run
 from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
+from tests.analysis.agent_fixtures import record_examples
 
 COUNTS = {"cases": "n", "agent_declined": "agent_declined",
           "guardrail_blocked": "guardrail_blocked", "unavailable": "unavailable",
