@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from authpairs.agent.audit import audit_run as audit_run
     from authpairs.agent.run import AgentRunResult as AgentRunResult
     from authpairs.agent.serve import serve as serve_mcp
-    from authpairs.agent.trajectory import Trajectory
+    from authpairs.agent.trajectory import Trajectory as Trajectory
     from authpairs.analysis.agent_calls import AgentRunError as AgentRunError
     from authpairs.analysis.agent_compare import AgentComparison as AgentComparison
     from authpairs.analysis.agent_compare import compare_stacks as compare_stacks
@@ -193,6 +193,7 @@ __all__ = [
     "StudyCell",
     "StudyPlanError",
     "Tally",
+    "Trajectory",
     "UnverifiedRun",
     "UnverifiedRunError",
     "agent_compare",
@@ -574,6 +575,7 @@ _BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
         "authpairs.agent.run": ["AgentRunResult"],
         "authpairs.agent.audit": ["audit_run"],
         "authpairs.agent.serve": ["serve_mcp=serve"],
+        "authpairs.agent.trajectory": ["Trajectory"],
         "authpairs.analysis.agent_calls": ["AgentRunError"],
         "authpairs.analysis.agent_compare": ["AgentComparison", "compare_stacks"],
         "authpairs.analysis.agent_scores": ["AgentRunScore", "NotAnAgentRunError",

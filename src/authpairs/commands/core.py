@@ -263,6 +263,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         html: Annotated[Path | None, typer.Option(
             "--report", help="Also write this run's HTML report (report.html) to this folder.")]
         = None,
+        agent: Annotated[str | None, typer.Option(
+            help="An agent run: this model acts as the agent over MCP and the reviewer reviews "
+            "each of its tool calls (docs/agents.md): 'embedded' (SmolLM2), an http(s) base "
+            "URL with --agent-model, an agent .yaml file, or module:function.")] = None,
+        agent_model: Annotated[str | None, typer.Option(
+            help="The agent's model name on an --agent base URL.")] = None,
+        agent_server: Annotated[str, typer.Option(
+            help="How the agent reaches the MCP server: in-process, or stdio (an 'authpairs "
+            "mcp serve' child process).")] = "in-process",
     ) -> None:
         model_options = {"--interface": interface, "--backend": backend, "--base-url": base_url,
                          "--model": model, "--seed": seed, "--temperature": temperature,
@@ -306,6 +315,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.hints import unavailable_hint
 
         config = build_config(config_file, overrides, backend, dataset, guardrail)
+        if agent is not None or config.agent is not None:
+            from authpairs.commands.mcp import run_agent_and_report
+
+            run_agent_and_report(config, agent=agent, agent_model=agent_model,
+                                 server=agent_server, by=by or [], out=out, quiet=quiet,
+                                 html=html)
+            return
+        if agent_model is not None:
+            raise typer.BadParameter("--agent-model names the model of --agent URL: give "
+                                     "--agent too.", param_hint="--agent-model")
         check_run_by(by or [], config)
         state = asyncio.run(execute_async(config, progress=not quiet))
         print_run_summary(state)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+
+if TYPE_CHECKING:
+    from authpairs.api import RunConfig, Trajectory
 
 SERVE_HELP = (
     "Serve cases to an agent over MCP: the effect types as tools, each case's request, policy "
@@ -90,3 +93,45 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
         asyncio.run(serve_mcp(config, case_ids=case or [], transport=mode, port=port,
                               on_ready=ready))
+
+
+def run_agent_and_report(config: RunConfig, *, agent: str | None, agent_model: str | None,
+                         server: str, by: list[str], out: Path | None, quiet: bool,
+                         html: Path | None = None) -> None:
+    """``authpairs run --agent`` (or a configuration with an ``agent:`` section): run the agent
+    on the cases, print a line per case unless ``quiet`` and what became of the tool calls,
+    then the stack scores (with what the agent proposed per case) and, with ``html``, the
+    run's HTML report. Exit code 3 when the agent's model failed on any case."""
+    import asyncio
+
+    from rich.text import Text
+
+    from authpairs.api import run_agent_async
+    from authpairs.commands.analysis import score_agent_runs
+    from authpairs.report.console import make_console
+
+    console = make_console()
+    if server not in ("in-process", "stdio"):
+        raise typer.BadParameter("in-process or stdio", param_hint="--agent-server")
+
+    def case_done(trajectory: Trajectory) -> None:
+        if not quiet:
+            ended = trajectory.stop.value + (f" ({trajectory.error})" if trajectory.error
+                                              else "")
+            console.print(Text(f"{trajectory.case_id}: {trajectory.turns} turn(s), "
+                               f"{trajectory.tool_calls} tool call(s), {ended}"))
+
+    result = asyncio.run(run_agent_async(config, agent=agent, agent_model=agent_model,
+                                         server=server, on_case=case_done))
+    calls = ", ".join(f"{n} {what}" for what, n in result.result_counts().items()) or "none"
+    console.print(Text(f"agent run {result.run_id} ({result.records_path}): "
+                       f"{len(result.trajectories)} cases; tool calls: {calls}"))
+    score_agent_runs(Path(result.records_path), [result.run_id], by, out)
+    if html is not None:
+        from authpairs.commands.report import write_report
+        from authpairs.report.request import ReportRequest
+
+        write_report(ReportRequest(runs=[result.run_id], out=html,
+                                   records=Path(result.records_path)))
+    if any(t.error for t in result.trajectories):
+        raise typer.Exit(code=3)
