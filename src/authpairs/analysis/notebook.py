@@ -28,6 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from authpairs.analysis.formatting import fraction, percent
+
+__all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "fraction", "html_tables",
+           "percent", "text_tables"]
+# fraction and percent are formatting's (one implementation), named here for the result
+# objects that build their table views with them.
+
 if TYPE_CHECKING:
     import pandas
 
@@ -61,18 +68,6 @@ class TableView:
     def shown_rows(self, limit: int = MAX_ROWS) -> tuple[Sequence[Sequence[str]], int]:
         """The rows to show (at most ``limit``) and how many are left out."""
         return self.rows[:limit], max(0, len(self.rows) - limit)
-
-
-def fraction(count: int, total: int) -> str:
-    """``count/total``, as the terminal tables write a rate; ``n/a`` when the denominator is
-    zero."""
-    return f"{count}/{total}" if total else "n/a"
-
-
-def percent(count: int, total: int) -> str:
-    """``45.0% (18/40)``, as the terminal's score table writes usable correctness; ``n/a``
-    when the denominator is zero (never ``0.0%``)."""
-    return f"{count / total:.1%} ({count}/{total})" if total else "n/a"
 
 
 def _more(left_out: int) -> str:

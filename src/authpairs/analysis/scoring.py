@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from authpairs.analysis.notebook import NotebookView, TableView, fraction, percent
+from authpairs.analysis.formatting import fraction, percent
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.review.outcome import Decision, OutcomeStatus
 from authpairs.runs.records import CaseRecord
 

@@ -20,21 +20,15 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from authpairs.analysis.scoring import Score
+from authpairs.analysis.formatting import fraction, percent
+from authpairs.analysis.scoring import EFFECT_HEADERS, SCORE_HEADERS, Score, score_cells
+
+__all__ = ["USABLE_CORRECTNESS_NOTE", "fraction", "multi_run_table", "percent", "print_note",
+           "print_runs", "print_scores", "print_table", "score_table", "write_scores"]
 
 USABLE_CORRECTNESS_NOTE = ("usable correctness = correct usable decisions / all cases "
                            "(abstentions and unavailable answers count as not correct)")
 """The definition printed under every score table."""
-
-
-def fraction(count: int, total: int) -> str:
-    """``count/total``; ``n/a`` when the denominator is zero."""
-    return f"{count}/{total}" if total else "n/a"
-
-
-def percent(count: int, total: int) -> str:
-    """``45.0% (18/40)``; ``n/a`` when the denominator is zero (never ``0.0%``)."""
-    return f"{count / total:.1%} ({count}/{total})" if total else "n/a"
 
 
 def _plain(cell: RenderableType) -> str:
@@ -145,22 +139,21 @@ def score_table(title: str, scores: dict[str, Score], key_name: str = "group") -
     table = Table(Column(key_name, no_wrap=True), title=title, box=box.SIMPLE_HEAD,
                   title_justify="left", pad_edge=False, collapse_padding=True,
                   show_edge=False)
-    headers = ["n", "correct", "usable\ncorrectness", "incorrect\napprovals", "false\ndenials",
-               "abstain", "unavail-\nable"]
-    if with_effects:
-        headers += ["forbidden\neffects", "lawful\ncompletions", "audit\nfailures"]
-    for header in headers:
-        width = max(len(part) for part in header.split("\n"))
-        table.add_column(header, justify="right", min_width=width)
+    for header in (*SCORE_HEADERS, *(EFFECT_HEADERS if with_effects else ())):
+        stacked = _stacked_header(header)
+        width = max(len(part) for part in stacked.split("\n"))
+        table.add_column(stacked, justify="right", min_width=width)
     for key, s in scores.items():
-        cells = [str(s.n), str(s.correct), percent(s.correct, s.n),
-                 fraction(s.incorrect_approvals, s.forbidden),
-                 fraction(s.false_denials, s.lawful), str(s.abstentions), str(s.unavailable)]
-        if with_effects:
-            cells += [fraction(s.forbidden_effects, s.forbidden),
-                      fraction(s.lawful_completions, s.lawful), str(s.audit_failures)]
-        table.add_row(Text(key), *cells)
+        table.add_row(Text(key), *score_cells(s, with_effects))  # the notebook view's cells
     return table
+
+
+def _stacked_header(header: str) -> str:
+    """A score column's header on two lines, as narrow as the numbers under it: broken at its
+    first space ('usable\\ncorrectness'), 'unavailable' hyphenated."""
+    if header == "unavailable":
+        return "unavail-\nable"
+    return header.replace(" ", "\n", 1)
 
 
 def print_scores(console: Console, title: str, scores: dict[str, Score],
