@@ -60,3 +60,22 @@ def test_wrong_combinations_are_one_error_line(args: list[str], named: str) -> N
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0], lines
+
+
+def test_python_and_cli_agree_on_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.runs.test_config_defaults import assert_same, cli_config
+
+    import authpairs.api
+
+    cli = cli_config(monkeypatch, "--sample", "6", "--sample-seed", "2")
+    assert_same(RunConfig(sample=6, sample_seed=2), cli)
+    assert_same(authpairs.api.as_config({"sample": 6, "sample_seed": 2}), cli)
+    assert (cli.sample, cli.sample_seed, cli.limit) == (6, 2, None)
+
+
+def test_limit_and_sample_in_a_configuration_are_one_error() -> None:
+    import authpairs.api
+    from authpairs.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"field 'sample'.*exclude each other"):
+        authpairs.api.as_config({"limit": 2, "sample": 4})
