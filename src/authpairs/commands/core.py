@@ -254,7 +254,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         records: Annotated[Path | None, typer.Option(
             help="SQLite records file. Default: runs/authpairs.sqlite.")] = None,
         deadline: Annotated[float | None, typer.Option(
-            help="Per-request deadline in seconds. Default: 600.", min=0.001)] = None,
+            help="Seconds an attempt may go without progress: the whole reply, or the next "
+                 "streamed token with the embedded server (it streams), so a slow generation "
+                 "that keeps producing is never cut off. Default: 600.", min=0.001)] = None,
         by: Annotated[list[str] | None, typer.Option(
             help="Also score grouped by this case attribute (repeatable).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
