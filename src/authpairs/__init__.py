@@ -8,6 +8,7 @@ The public API (imported lazily, so ``import authpairs`` stays cheap)::
 
     from authpairs import RunConfig, run, run_async, load_dataset, open_records
     from authpairs import score, compare, compose, gate, AuthpairsError
+    from authpairs import agent_score, agent_compare     # agent runs (docs/agents.md)
 
 Plugins (interfaces, guardrails, backend kinds, effect types, tracks) import from
 :mod:`authpairs.plugins`. Every other module is internal.
@@ -26,6 +27,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from authpairs.api import (
         RunResult,
+        agent_compare,
+        agent_score,
         compare,
         compose,
         gate,
@@ -43,7 +46,8 @@ _EXPORTS = {
     "RunResult": "authpairs.api",
     "AuthpairsError": "authpairs.errors",
     **{name: "authpairs.api" for name in ("run", "run_async", "load_dataset", "open_records",
-                                          "score", "compare", "compose", "gate")},
+                                          "score", "compare", "compose", "gate",
+                                          "agent_score", "agent_compare")},
 }
 
 __all__ = [
@@ -51,6 +55,8 @@ __all__ = [
     "RunConfig",
     "RunResult",
     "__version__",
+    "agent_compare",
+    "agent_score",
     "compare",
     "compose",
     "gate",
