@@ -137,5 +137,12 @@ def test_compare_two_agent_runs(records: Path, tmp_path: Path) -> None:
     assert quiet.exit_code == 0 and "changed cases" not in quiet.output
     assert "exact McNemar" in quiet.output
     by = runner.invoke(app, ["compare", "open", "crafted", "--records", str(records),
-                             "--by", "family"])
-    assert by.exit_code == 2 and "--by is not available for agent runs" in by.output
+                             "--draws", "300", "--by", "family", "--out", str(tmp_path)])
+    assert by.exit_code == 0, by.output
+    assert "open -> crafted by family" in by.output
+    with (tmp_path / "by_family.csv").open(newline="") as handle:
+        families = {row["family"]: row for row in csv.DictReader(handle)}
+    assert {row["family"]: row for row in expected.breakdown("family")}.keys() == \
+        families.keys() == {"amount_interval", "delegated_scope"}
+    assert int(families["delegated_scope"]["lost_declined"]) == 2
+    assert sum(int(r["lost"]) for r in families.values()) == n["lost"]

@@ -71,6 +71,13 @@ class StackChange:
         """True for a lawful case."""
         return self.label == "lawful"
 
+    def attribute(self, name: str) -> str:
+        """A grouping value of the case ('label', 'cluster', 'path' or a case attribute;
+        '' when absent)."""
+        if name in ("label", "cluster", "path"):
+            return str(getattr(self, name))
+        return dict(self.attributes).get(name, "")
+
     @property
     def changed(self) -> bool:
         """The measure or the outcome differs between the runs."""
@@ -164,6 +171,31 @@ class AgentComparison(NotebookView):
                           if c.label == label)
         return {(a.value, b.value): counted[(a.value, b.value)] for a in OUTCOMES
                 for b in OUTCOMES}
+
+    def breakdown(self, attribute: str) -> list[dict[str, Any]]:
+        """Transition counts per value of a case attribute (family, domain, path, cluster,
+        label), ordered by value."""
+        groups: dict[str, dict[str, Any]] = {}
+        for c in self.changes:
+            value = c.attribute(attribute)
+            row = groups.setdefault(value, {attribute: value, **dict.fromkeys(
+                (*LAWFUL_KEYS, *FORBIDDEN_KEYS), 0)})
+            row[c.transition] += 1
+            if c.lost_to is not None:
+                row[c.lost_to] += 1
+        for row in groups.values():
+            row["net"] = row["gained"] - row["lost"]
+        return [groups[key] for key in sorted(groups)]
+
+    def breakdown_view(self, attribute: str) -> TableView:
+        """:meth:`breakdown` as a table (one row per value)."""
+        keys = (*LAWFUL_KEYS, "net", *FORBIDDEN_KEYS)
+        return TableView(
+            f"{self.before_run} -> {self.after_run} by {attribute}",
+            [attribute, *(key.replace("_", " ") for key in keys)],
+            [[row[attribute] or "(none)", *(f"{row[k]:+d}" if k == "net" else str(row[k])
+                                            for k in keys)]
+             for row in self.breakdown(attribute)])
 
     def statistics_lines(self) -> list[str]:
         """The statistics as plain sentences (as ``compare`` writes them), then the forbidden

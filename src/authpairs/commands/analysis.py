@@ -98,10 +98,12 @@ def agent_runs(addresses: list[str], records: Path) -> list[bool]:
 
 
 def _compare_agent_runs(run_a: str, run_b: str, records: Path, draws: int, seed: int,
-                        list_requests: bool, out: Path | None) -> None:
-    """``authpairs compare`` of two agent runs: stack-outcome transitions and statistics."""
+                        list_requests: bool, by: list[str], out: Path | None) -> None:
+    """``authpairs compare`` of two agent runs: stack-outcome transitions and statistics,
+    then one breakdown per ``--by`` attribute."""
     from authpairs.api import agent_compare
     from authpairs.report.agent_tables import print_views, write_agent_comparison
+    from authpairs.report.files import write_csv
 
     comparison = agent_compare(run_a, run_b, draws=draws, seed=seed, default_records=records)
     views = comparison.table_views()
@@ -109,8 +111,11 @@ def _compare_agent_runs(run_a: str, run_b: str, records: Path, draws: int, seed:
         last = views[-1]
         views[-1] = type(last)("", (), (), last.notes)
     print_views(console, views)
+    print_views(console, [comparison.breakdown_view(attribute) for attribute in by])
     if out is not None:
         paths = write_agent_comparison(out, comparison)
+        paths += [write_csv(out / f"by_{attribute}.csv", comparison.breakdown(attribute))
+                  for attribute in by]
         console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
 
 
@@ -148,10 +153,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             raise _fail(f"'{agent}' is an agent run and '{other}' is not: compare two agent "
                         "runs (stacks) or two guardrail runs")
         if kinds[0]:
-            if by:
-                raise _fail("--by is not available for agent runs yet; 'authpairs score "
-                            "RUN --by ATTRIBUTE' breaks one agent run down")
-            _compare_agent_runs(run_a, run_b, records, draws, seed, list_requests, out)
+            _compare_agent_runs(run_a, run_b, records, draws, seed, list_requests, by or [],
+                                out)
             return
         try:
             ref_a, rec_a, done_a = load_run_checked(run_a, records)
