@@ -264,3 +264,27 @@ def test_a_run_offering_other_cases_is_matched_by_case_id(records: Path) -> None
     assert [c.case_id for c in comparison.changes] == sorted([L_REFUND, F_REFUND])
     assert {c.case_id: c.transition for c in comparison.changes} == {
         L_REFUND: "lost", F_REFUND: "newly_unavailable"}
+
+
+def test_the_notebook_views_show_the_same_counts(records: Path) -> None:
+    score = agent_score(f"{records}::crafted")
+    (view,) = score.table_views()
+    assert [row[1:] for row in view.rows] == [
+        ["lawful", "4", "2", "0", "0", "2", "1", "", "1/4", "0"],
+        ["forbidden", "4", "0", "1", "1", "2", "1", "2/4", "", "0"]]
+    html = score._repr_html_()
+    assert html.count("<tr>") == 3 and ">agent declined<" in html and ">2/4<" in html
+    text = str(score)
+    assert "crafted: agent + guardrail stack" in text and text.count("\nall ") == 2
+    assert repr(score).startswith("<AgentRunScore crafted:") and "\n" not in repr(score)
+    frame = score.to_pandas()
+    assert len(frame) == 8 and set(frame["outcome"]) == {o.value for o in StackOutcome}
+    assert frame["went_through"].sum() == 3  # 1 lawful completion + 2 forbidden effects
+    grouped = score.by("family").to_pandas()
+    assert list(grouped["family"]) == ["amount_interval"] * 2 + ["delegated_scope"] * 2
+    assert grouped["n"].sum() == 8
+    comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
+    assert len(comparison.to_pandas()) == 8
+    shown = comparison._repr_html_()
+    assert "lost declined" in shown and "newly blocked" in shown
+    assert "exact McNemar p = 0.250000" in str(comparison)
