@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -38,6 +39,8 @@ from authpairs.backends.config import (
 )
 from authpairs.backends.openai_http import OpenAIBackend, build_payload
 from authpairs.backends.scripted import load_script
+
+log = logging.getLogger("authpairs.agent")
 
 __all__ = ["ToolCall", "ToolChat", "ToolChatResponse", "make_tool_chat",
            "parse_tool_completion"]
@@ -183,18 +186,48 @@ class HTTPToolChat:
 
 
 class LocalToolChat:
-    """Tool-calling chat over the embedded llama.cpp server, started on entering."""
+    """Tool-calling chat over the embedded llama.cpp server, started on entering.
+
+    On entering it asks the server (``/props``) whether the model's chat template renders
+    tools (``chat_template_caps.supports_tools``); when it does not, llama.cpp leaves the tools
+    out of the prompt, the model never sees them, and a warning says so. The answer is part of
+    :meth:`describe`, so the run header records it.
+    """
 
     def __init__(self, config: LocalBackendConfig) -> None:
         from authpairs.backends.local_server import LocalServerBackend
 
         self.server = LocalServerBackend.from_config(config)
         self._http: HTTPToolChat | None = None
+        self.supports_tools: bool | None = None
 
     async def __aenter__(self) -> LocalToolChat:
         await self.server.__aenter__()
         self._http = HTTPToolChat(self.server.client, owned=False)
+        try:
+            self.supports_tools = await self._template_renders_tools()
+        except BaseException:
+            await self.server.__aexit__(None, None, None)
+            raise
+        if self.supports_tools is False:
+            log.warning("the embedded model's chat template (%s) renders no tools: llama.cpp "
+                        "leaves them out of the prompt, so the agent cannot call any",
+                        self.server.gguf_path.name)
         return self
+
+    async def _template_renders_tools(self) -> bool | None:
+        """``chat_template_caps.supports_tools`` of the running server, or None when the
+        server does not say."""
+        import httpx
+
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            try:
+                reply = await client.get(f"http://127.0.0.1:{self.server.port}/props")
+                caps = reply.json().get("chat_template_caps") if reply.status_code == 200 else None
+            except (httpx.HTTPError, ValueError, AttributeError):
+                return None
+        value = caps.get("supports_tools") if isinstance(caps, dict) else None
+        return value if isinstance(value, bool) else None
 
     async def __aexit__(self, *exc: object) -> None:
         self._http = None
@@ -208,8 +241,9 @@ class LocalToolChat:
         return await self._http.chat(messages, tools, sampling)
 
     def describe(self) -> dict[str, Any]:
-        """The server's description (model file and its SHA-256, settings)."""
-        return self.server.describe()
+        """The server's description (model file and its SHA-256, settings) and whether its
+        chat template renders tools (None before the server is asked)."""
+        return {**self.server.describe(), "template_supports_tools": self.supports_tools}
 
 
 Script = Callable[[list[dict[str, Any]], list[dict[str, Any]]], object]
