@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from authpairs.backends.base import ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
 from authpairs.backends.config import LocalBackendConfig, OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.liveness import AttemptClock, paused, progress
 from authpairs.backends.openai_http import (
@@ -46,7 +46,7 @@ def _config(server: FaultServer, records: Path, *, retries: int, stream: bool = 
             "deadline_s": deadline_s, "stream": stream}}})
 
 
-def _fields(response: Any) -> dict[str, Any]:
+def _fields(response: ChatResponse) -> dict[str, Any]:
     return response.model_dump(exclude={"latency_s"})
 
 
@@ -63,7 +63,7 @@ async def test_a_streamed_reply_reads_as_the_plain_one() -> None:
     assert server.bodies[1]["stream_options"] == {"include_usage": True}
 
 
-def _sse(events: list[dict[str, Any]]) -> list[str]:
+def _sse(events: list[Any]) -> list[str]:
     lines = [": keep-alive comment", ""]
     for event in events:
         lines += [f"data: {json.dumps(event)}", ""]
@@ -212,7 +212,7 @@ async def test_waiting_for_a_slot_does_not_count_against_the_deadline() -> None:
             async with AttemptClock(DEADLINE_S):
                 return (await backend.complete(REQUEST, SamplingConfig())).text
 
-        texts = await asyncio.gather(attempt(), attempt())
+        texts = list(await asyncio.gather(attempt(), attempt()))
     assert texts == ['{"decision": "ALLOW"}'] * 2 and server.peak_in_flight == 1
 
 
