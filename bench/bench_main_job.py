@@ -68,6 +68,8 @@ class JobMeasure:
     output_tokens: list[int] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     finish_reasons: dict[str, int] = field(default_factory=dict)
+    infra_attempts: int = 0
+    """Infrastructure attempts (timeouts, transport errors): each one regenerated a case."""
 
     server_threads: int = 1
 
@@ -128,8 +130,9 @@ def run_main_job(config: RunConfig) -> JobMeasure:
     run_id = config.resolved_run_id()
     with RecordStore(config.records) as store:
         cases = store.case_records(run_id)
+        attempts = store.attempts(run_id)
         outputs = {a.case_id: hashlib.sha256((a.output_text or "").encode()).hexdigest()
-                   for a in store.attempts(run_id) if a.kind == "formal"}
+                   for a in attempts if a.kind == "formal"}
     finish: dict[str, int] = {}
     for case in cases:
         finish[str(case.finish_reason)] = finish.get(str(case.finish_reason), 0) + 1
@@ -142,6 +145,7 @@ def run_main_job(config: RunConfig) -> JobMeasure:
         input_tokens=[c.input_tokens for c in cases],
         output_tokens=[c.output_tokens for c in cases],
         latencies=[c.latency_s for c in cases], finish_reasons=finish,
+        infra_attempts=sum(1 for a in attempts if a.kind == "infrastructure"),
         server_threads=getattr(config.reviewer.backend, "n_threads", None) or 1)
 
 
@@ -151,7 +155,7 @@ def _row(index: int, m: JobMeasure) -> str:
             f"{m.harness_cpu_s:.1f} | {m.load_before:.1f} / {m.load_after:.1f} | "
             f"{statistics.mean(m.input_tokens):.0f} | {statistics.mean(out):.0f} "
             f"({min(out)}-{max(out)}) | {statistics.median(m.latencies):.1f} | "
-            f"{m.output_tokens_per_server_cpu_s:.1f} | {m.correct} |")
+            f"{m.output_tokens_per_server_cpu_s:.1f} | {m.correct} | {m.infra_attempts} |")
 
 
 def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, Any],
@@ -163,7 +167,7 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
     same_outputs = all(m.outputs == measures[0].outputs for m in measures)
     backend = config.reviewer.backend.model_dump(mode="json")
     setting = {k: backend.get(k) for k in ("n_parallel", "n_threads", "speculative",
-                                           "extra_body")}
+                                           "extra_body", "stream", "deadline_s")}
     lines = [
         f"## Main job: `authpairs run --config configs/local-smollm2.yaml` ({n} cases)",
         "",
@@ -182,8 +186,8 @@ def report(measures: list[JobMeasure], config: RunConfig, overrides: dict[str, A
         "",
         "| run | wall s | quiet estimate s | server CPU s | harness CPU s | load before / after "
         "| prompt tokens/case | output tokens/case (range) | median latency s "
-        "| output tok per server-CPU s | correct |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| output tok per server-CPU s | correct | infrastructure attempts |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(i + 1, m) for i, m in enumerate(measures)]
     if beside_load:
@@ -220,7 +224,8 @@ def main() -> None:
                 measure = run_main_job(config)
         measures.append(measure)
         print(f"run {index + 1}: {measure.wall_s:.0f} s wall, server CPU "
-              f"{measure.server_cpu_s:.0f} s, correct {measure.correct}", flush=True)
+              f"{measure.server_cpu_s:.0f} s, correct {measure.correct}, infrastructure "
+              f"attempts {measure.infra_attempts}", flush=True)
     assert config is not None
     text = report(measures, config, overrides, beside_load=args.beside_load)
     print(text)
