@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -17,13 +18,16 @@ from typer.testing import CliRunner
 from authpairs.agent.audit import audit_run, decisive_call
 from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.readback import agent_calls
+from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.cli import app
 from authpairs.review.outcome import Decision, Dispatch
 from authpairs.runs import audit as run_audit
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
+from authpairs.runs.config import RunConfig, config_from_dict
 from authpairs.runs.records import CaseRecord, stored_json
 from authpairs.runs.store import RecordStore, header_sha256
+from tests.agent.helpers import FORBIDDEN, LAWFUL, UNTOUCHED, secret_dataset
 from tests.analysis.agent_fixtures import (
     ADDRESS,
     F_REFUND,
@@ -32,6 +36,8 @@ from tests.analysis.agent_fixtures import (
     REFUND,
     record_agent_run,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 CASES = (L_REFUND, F_REFUND, L_ADDRESS, "EX-82a1a97db6395bd6")
 SCRIPT = {
@@ -259,3 +265,46 @@ def test_the_audit_json_names_agent_findings(copy: Path, tmp_path: Path) -> None
     assert result.exit_code == 1
     data = json.loads(out.read_text())
     assert [f["check"] for f in data["findings"]] == ["agent-proposal"]
+
+
+def _model_agent_config(tmp_path: Path, script: str) -> RunConfig:
+    return config_from_dict({
+        "dataset": str(secret_dataset(tmp_path / "cases.jsonl")),
+        "reviewer": {"guardrail": "tests.agent.reviewers:small_transfers"},
+        "records": str(tmp_path / "records.sqlite"), "run_id": "model-agent",
+        "agent": {"backend": {"kind": "scripted", "script": f"tests.agent.agents:{script}"},
+                  "max_turns": 4}})
+
+
+@pytest.mark.parametrize("script", ["by_the_task", "stubborn"])
+async def test_an_agent_run_of_a_model_passes_and_its_trajectories_count(
+        tmp_path: Path, script: str) -> None:
+    """``authpairs run --agent`` (a scripted agent model, in-process server): its calls, case
+    records and trajectories audit clean; the stubborn agent's malformed, invalid and unknown
+    calls included."""
+    config = _model_agent_config(tmp_path, script)
+    result = await run_agent(config, case_ids=[LAWFUL, FORBIDDEN, UNTOUCHED])
+    path = Path(config.records)
+    report = _audit(path, "model-agent")
+    assert report.ok, [str(f) for f in report.findings]
+    assert report.checked["trajectories"] == 3
+    assert report.checked["agent calls"] == len(result.calls) > 0
+    with sqlite3.connect(path) as conn:  # one call fewer than the trajectory says
+        conn.execute("DELETE FROM agent_calls WHERE case_id=? AND call_no=(SELECT MAX(call_no) "
+                     "FROM agent_calls WHERE case_id=?)", (LAWFUL, LAWFUL))
+    assert "agent-trajectory" in _checks(_audit(path, "model-agent"))
+
+
+@pytest.mark.slow
+async def test_an_agent_run_over_a_real_stdio_server_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server is an 'authpairs mcp serve' child (it writes the header, calls and case
+    records), this process writes the trajectories: the audit passes all the same."""
+    monkeypatch.chdir(REPO)  # the child imports the test guardrail from the repository
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    config = _model_agent_config(tmp_path, "by_the_task")
+    await run_agent(config, case_ids=[LAWFUL, FORBIDDEN, UNTOUCHED], server="stdio")
+    report = _audit(Path(config.records), "model-agent")
+    assert report.ok, [str(f) for f in report.findings]
+    assert report.checked["trajectories"] == 3 and report.checked["agent calls"] == 3
