@@ -38,16 +38,22 @@ AllowUnverifiedOpt = Annotated[bool, typer.Option(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def input_error(problem: BaseException | str, code: int = 2) -> typer.Exit:
-    """Print ``problem`` on stderr as one ``error:`` line ending in its hint (the error's own,
-    else the general one; see :mod:`authpairs.errors`); returns the exit to raise."""
+DATA_CHECK_HINT = "run 'authpairs data check' for the full report"
+"""The hint of a scenario error found while loading the language dataset."""
+
+
+def input_error(problem: BaseException | str, code: int = 2,
+                hint: str | None = None) -> typer.Exit:
+    """Print ``problem`` on stderr as one ``error:`` line ending in its hint (``hint``, else
+    the error's own, else the general one; see :mod:`authpairs.errors`); returns the exit to
+    raise."""
     from typer._click.globals import get_current_context
 
     from authpairs.errors import error_message
 
     ctx = get_current_context(silent=True)
     command = ctx.command_path if ctx is not None else "authpairs"
-    typer.echo(f"error: {' '.join(error_message(problem, command).split())}", err=True)
+    typer.echo(f"error: {' '.join(error_message(problem, command, hint).split())}", err=True)
     return typer.Exit(code)
 
 

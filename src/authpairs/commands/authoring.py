@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from authpairs.commands.audit import DATA_CHECK_HINT, input_error
+
 if TYPE_CHECKING:
     from authpairs.api import Dataset, PublicCase
 
@@ -32,8 +34,7 @@ def new_scenario(
     try:
         path = write_skeleton(out, domain, family, slug)
     except (ValueError, FileExistsError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise input_error(exc, 1) from exc
     typer.echo(f"wrote {path}\nfill in every TODO, then: authpairs data check --root {out}")
 
 
@@ -43,8 +44,7 @@ def _dataset(root: Path | None) -> Dataset:
     try:
         return load_language_dataset(root=root)
     except ScenarioError as exc:
-        typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)", err=True)
-        raise typer.Exit(1) from exc
+        raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
 
 
 def render_public(case: PublicCase) -> str:
@@ -72,8 +72,7 @@ def annotate_export(
     try:
         n_items = export_sheets(_dataset(root), out, key_path, render_public, seed)
     except AnnotationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise input_error(exc, 1) from exc
     typer.echo(f"wrote {n_items} items to {out} (items.md, answers.csv); key: {key_path} "
                "(keep it away from annotators)")
 
@@ -99,8 +98,7 @@ def annotate_score(
                                   "their annotators")
         score = score_answers(_dataset(root), item_key, answers)
     except AnnotationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise input_error(exc, 1) from exc
     if as_json:
         typer.echo(json.dumps(score.to_dict(), indent=2))
         return

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from authpairs.commands.audit import DATA_CHECK_HINT, input_error
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -32,9 +33,7 @@ def effects_check(
         try:
             dataset = load_language_dataset(root=root)
         except ScenarioError as exc:
-            typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)",
-                       err=True)
-            raise typer.Exit(1) from exc
+            raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
         pairs = [(c.case_id, c.public.effect) for c in dataset.cases
                  if c.public.effect is not None]
     result = audit_effects(pairs)

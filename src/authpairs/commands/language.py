@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from authpairs.commands.audit import DATA_CHECK_HINT, input_error
+
 _SPLITS = ("dev", "test", "all")
 
 
@@ -90,8 +92,7 @@ def build_language(
     try:
         dataset = load_language_dataset(split, root=root, name=name)
     except ScenarioError as exc:
-        typer.echo(f"error: {exc} (hint: run 'authpairs data check' for the full report)", err=True)
-        raise typer.Exit(1) from exc
+        raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
     dataset.write_jsonl(out)
     typer.echo(json.dumps(dataset.manifest().to_dict(), indent=2))
 
@@ -119,8 +120,7 @@ def baseline_classifier(
     try:
         result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)
     except MissingDependencyError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise input_error(exc, 2) from exc
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
