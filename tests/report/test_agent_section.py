@@ -50,6 +50,9 @@ def test_the_stack_table_has_the_scores_numbers(report: ReportResult, records: P
     meta = json.loads((report.html.parent / "report.json").read_text())
     assert "agent" in meta["sections"]
     assert meta["omitted"]["request transitions"].startswith("the compared runs are agent")
+    # no record-level contrast of an agent run (with another, or with the guardrail run)
+    assert "contrasts" not in meta["sections"]
+    assert meta["omitted"]["contrast matrix"].startswith("agent runs are compared as stacks")
     rows = _csv(report.html.parent / "tables" / "agent_stack.csv")
     assert [(r["run"], r["label"]) for r in rows] == [
         ("open", "lawful"), ("open", "forbidden"), ("crafted", "lawful"),

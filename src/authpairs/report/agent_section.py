@@ -41,6 +41,12 @@ def is_agent(run: ReportRun) -> bool:
     return is_agent_run(run.info)
 
 
+def guardrail_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
+    """The runs that are not agent runs (the contrast family is made of these: two agent runs
+    are compared as stacks, in the agent section)."""
+    return [run for run in runs if not is_agent(run)]
+
+
 def agent_pair(compare: tuple[ReportRun, ReportRun] | None) -> bool:
     """Whether ``--compare`` names two agent runs; an agent run against a guardrail run is a
     :class:`ReportInputError`."""

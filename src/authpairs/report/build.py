@@ -20,7 +20,7 @@ from authpairs.analysis.study import (
     plan_from_dict,
 )
 from authpairs.report import figures as fig
-from authpairs.report.agent_section import agent_pair, agent_section
+from authpairs.report.agent_section import agent_pair, agent_section, guardrail_runs
 from authpairs.report.cases import case_section
 from authpairs.report.html import render_page
 from authpairs.report.paired import (
@@ -137,7 +137,9 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
         ("engine x label", lambda: engine_section(req.out, figs, runs, columns)),
         ("group-level correctness", lambda: groups_section(req.out, runs)),
         ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
-                                                       given, req)),
+                                                       guardrail_runs(given), req)
+         if len(guardrail_runs(given)) >= 2 or plan is not None
+         else "agent runs are compared as stacks in the agent section (--compare A B)"),
     )
     for name, build in builders:
         got = build()
