@@ -85,6 +85,7 @@ def test_agent_option_errors_are_one_line(tmp_path: Path) -> None:
         (["--agent-model", "m"], "--agent-model"),
         (["--agent", "embedded", "--agent-server", "carrier-pigeon"], "--agent-server"),
         (["--agent", str(tmp_path / "missing.yaml")], "missing.yaml"),
+        (["--agent", "nosuch.module:act"], "scripted agent 'nosuch.module:act'"),
     ]
     for extra, named in cases:
         result = runner.invoke(app, ["run", "--dataset", "examples", "--baseline",

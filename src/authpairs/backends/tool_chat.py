@@ -25,7 +25,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +38,8 @@ from authpairs.backends.config import (
     ScriptedBackendConfig,
 )
 from authpairs.backends.openai_http import OpenAIBackend, build_payload
-from authpairs.backends.scripted import load_script
+from authpairs.errors import ConfigError
+from authpairs.registry import RegistryError, load_object
 
 log = logging.getLogger("authpairs.agent")
 
@@ -285,6 +286,19 @@ class ScriptedToolChat:
         return {"kind": "scripted", "script": self.label}
 
 
+def _load_agent_script(spec: str) -> Script:
+    """Import a scripted agent ``module:function`` (a module of the current folder too, as
+    ``--guardrail`` finds one); anything unloadable or not callable is a
+    :class:`ConfigError`."""
+    try:
+        function = load_object(spec)
+    except RegistryError as exc:
+        raise ConfigError(f"scripted agent {spec!r}: {exc}") from exc
+    if not callable(function):
+        raise ConfigError(f"scripted agent {spec!r} is not callable")
+    return cast("Script", function)
+
+
 def make_tool_chat(config: BackendConfigBase) -> ToolChat:
     """The tool-calling chat of an agent's backend configuration (kinds ``openai``, ``local``
     and ``scripted``); any other kind is a :class:`BackendError`."""
@@ -293,7 +307,6 @@ def make_tool_chat(config: BackendConfigBase) -> ToolChat:
     if isinstance(config, LocalBackendConfig):
         return LocalToolChat(config)
     if isinstance(config, ScriptedBackendConfig):
-        function = load_script(config.script)
-        return ScriptedToolChat(function, config.script)  # type: ignore[arg-type]
+        return ScriptedToolChat(_load_agent_script(config.script), config.script)
     raise BackendError(f"backend kind {config.kind!r} cannot act as an agent "
                        "(openai, local or scripted)")

@@ -72,7 +72,7 @@ class AgentModelConfig(BaseModel):
 
 
 def agent_from_spec(spec: str, model: str | None = None) -> AgentModelConfig:
-    """The agent of an ``--agent SPEC`` option:
+    """The agent of an ``--agent AGENT`` option:
 
     * ``embedded``: the embedded SmolLM2 server (kind ``local``);
     * ``http(s)://HOST/v1``: an OpenAI-compatible server; ``model`` names the model;
