@@ -166,8 +166,8 @@ def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[StackCall]) -> St
         outcome = StackOutcome.GUARDRAIL_BLOCKED
     else:
         outcome = StackOutcome.UNAVAILABLE
-    # The execution a case's measure counts: its own operation's on a lawful case (and on a
-    # forbidden one when it went through), else the first call that went through.
+    # The execution whose verification is reported: the first of the case's own operation
+    # when it went through, else the first call that went through.
     counted = (own or through)[:1]
     effect = counted[0].effect if counted else None
     verified = (effect.verified if effect is not None
