@@ -93,3 +93,22 @@ def test_agent_option_errors_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2, (extra, result.output)
         assert named in result.output, (extra, result.output)
         assert "Traceback" not in result.output
+
+
+def test_an_agent_section_in_the_configuration_file_makes_an_agent_run(tmp_path: Path) -> None:
+    config = tmp_path / "agent-run.yaml"
+    config.write_text(
+        "dataset: examples\n"
+        "reviewer: {guardrail: 'tests.agent.reviewers:small_transfers'}\n"
+        f"records: {tmp_path / 'r.sqlite'}\n"
+        "agent: {backend: {kind: scripted, script: 'tests.agent.agents:by_the_task'}, "
+        "max_turns: 2}\n", encoding="utf-8")
+    result = runner.invoke(app, ["run", "--config", str(config), "--run-id", "from-file",
+                                 "--agent-server", "in-process", "--quiet"])
+    assert result.exit_code == 0, result.output
+    run = read_agent_run(tmp_path / "r.sqlite", "from-file")
+    assert len(run.trajectories) == 8
+    # max_turns 2: the lawful refund's repeated call is its second turn, and then it stops.
+    lawful = next(t for t in run.trajectories if t.case_id == LAWFUL)
+    assert (lawful.turns, lawful.tool_calls, lawful.stop.value) == (2, 2, "turn_limit")
+
