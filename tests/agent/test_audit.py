@@ -52,7 +52,11 @@ SCRIPT = {
     # the fourth case gets no call at all
 }
 REVIEWERS = {"baseline": {"baseline": "always-allow"},
-             "guardrail": {"guardrail": "tests.agent.reviewers:small_transfers"}}
+             "guardrail": {"guardrail": "tests.agent.reviewers:small_transfers"},
+             "unenforced": {"guardrail": "tests.agent.reviewers:small_transfers"},
+             "interface": {"interface": "direct", "backend": {
+                 "kind": "scripted", "script": "tests.runs.golden.golden_run:answer"}}}
+"""A reviewer of each kind; 'unenforced' runs with enforcement off (decision-only)."""
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +66,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths = {}
     for name, reviewer in REVIEWERS.items():
         paths[name] = root / f"{name}.sqlite"
-        asyncio.run(record_agent_run(paths[name], name, reviewer, SCRIPT, cases=CASES))
+        asyncio.run(record_agent_run(paths[name], name, reviewer, SCRIPT, cases=CASES,
+                                     enforce=name != "unenforced"))
     return paths
 
 
@@ -92,7 +97,8 @@ def test_an_untampered_agent_run_passes(recorded: dict[str, Path], name: str) ->
     assert report.checked["proposals re-classified"] == 8
     assert report.checked["decisions re-parsed"] == 7  # the invalid call is not reviewed
     assert report.checked["case records matched to calls"] == 3
-    assert report.checked["effects re-judged"] >= 3
+    # every reviewed call in the sandbox, allowed or blocked, has observations to re-judge
+    assert report.checked.get("effects re-judged", 0) == (0 if name == "unenforced" else 7)
 
 
 def test_the_audit_agrees_with_the_session_on_the_decisive_call(
