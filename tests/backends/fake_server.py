@@ -46,9 +46,14 @@ class FaultServer:
     """Use as ``async with FaultServer(["500", "ok"]) as server: server.base_url``."""
 
     def __init__(self, script: list[str] | None = None, *, default: str = "ok",
-                 answer: str = '{"decision": "ALLOW"}') -> None:
+                 answer: str = '{"decision": "ALLOW"}',
+                 close_after_stream: float | None = None) -> None:
         self.script: deque[str] = deque(script or [])
         self.default = default
+        self.close_after_stream = close_after_stream
+        """Close the connection this many seconds after each streamed reply, although it was
+        not asked to and a next request may have arrived on it (as llama.cpp's server does,
+        after advertising keep-alive)."""
         self.answer = answer
         self.requests: list[str] = []
         self.bodies: list[Any] = []
@@ -210,4 +215,7 @@ class FaultServer:
                 await asyncio.sleep(gap_s)  # between the answer's pieces
         writer.write(b"0\r\n\r\n")
         await writer.drain()
-        return True
+        if self.close_after_stream is None:
+            return True
+        await asyncio.sleep(self.close_after_stream)
+        return False

@@ -182,6 +182,17 @@ async def test_a_cut_stream_is_a_transport_error_and_is_retried(
     assert attempts[0].error is not None and "RemoteProtocolError" in attempts[0].error
 
 
+async def test_a_server_that_closes_after_each_stream_is_never_reused() -> None:
+    """llama.cpp's server advertises keep-alive but closes the connection after a streamed
+    reply; a request sent on that connection would fail ("Server disconnected without sending a
+    response"). Streamed requests ask for their own connection, so none fails."""
+    async with FaultServer(close_after_stream=0.05) as server, OpenAIBackend(
+            [server.base_url], "m", stream=True) as backend:
+        for _ in range(20):
+            await backend.complete(REQUEST, SamplingConfig())
+    assert len(server.requests) == 20
+
+
 async def test_a_stream_longer_than_the_output_limit_allows_is_refused() -> None:
     flood = 8 + STREAM_EVENT_MARGIN
     async with FaultServer([f"flood:{flood}"]) as server, OpenAIBackend(

@@ -429,8 +429,12 @@ class OpenAIBackend:
                    "stream_options": {"include_usage": True, **payload.get("stream_options", {})}}
         async with self._slot(endpoint), self._clock(endpoint) as clock:
             started = time.perf_counter()
+            # "Connection: close": llama.cpp's server closes the connection after a streamed
+            # reply although it advertises keep-alive, and a request sent on that connection in
+            # the meantime would fail without reaching it. A loopback connect costs nothing.
             async with self._client.stream("POST", endpoint.urls[path],
-                                           content=json.dumps(payload)) as reply:
+                                           content=json.dumps(payload),
+                                           headers={"Connection": "close"}) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
                     check_status(endpoint.base_url, reply.status_code, reply.headers, reply.text)
