@@ -19,9 +19,10 @@ from typing import Any
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
 from authpairs.errors import RecordsError
+from authpairs.runs.chain import seal
 from authpairs.runs.completeness import Completeness, completeness
 from authpairs.runs.records import CaseRecord, RunInfo
-from authpairs.runs.store import RecordStore
+from authpairs.runs.store import RecordStore, header_sha256
 
 
 class RunNotFoundError(RecordsError, LookupError):
@@ -91,14 +92,26 @@ def unverified_notice() -> dict[str, list[str]]:
 
 
 def check_verified(store: RecordStore, path: Path, run_id: str,
-                   on_case: Callable[[CaseRecord], None] | None = None
-                   ) -> UnverifiedRun | None:
+                   on_case: Callable[[CaseRecord], None] | None = None, *,
+                   written: tuple[str, int] | None = None) -> UnverifiedRun | None:
     """Recompute the run's chain; None when it holds. A failing run raises
     :class:`UnverifiedRunError` unless :func:`unverified_allowed` is in force; then it is
     returned (and collected). ``on_case`` sees every readable case record on the way (see
-    :func:`authpairs.runs.audit.verify_chain`): use them only when None is returned."""
+    :func:`authpairs.runs.audit.verify_chain`): use them only when None is returned.
+
+    ``written`` is the chain head and length that this process left when it created the run
+    and wrote every entry itself (:attr:`authpairs.runs.orchestrator.RunProgress.written_chain`,
+    e.g. for the summary right after a run). When the header still holds its own hash and
+    ends there under a valid seal, the chain is the one this process just computed, and the
+    case records are read as stored instead of being re-hashed; otherwise the whole chain is
+    recomputed as without ``written``."""
     from authpairs.runs.audit import verify_chain
 
+    if written is not None and _ends_as_written(store, run_id, written):
+        if on_case is not None:
+            for record in store.iter_case_records(run_id):
+                on_case(record)
+        return None
     report = verify_chain(store, run_id, on_case)
     if report.ok:
         return None
@@ -116,6 +129,18 @@ def check_verified(store: RecordStore, path: Path, run_id: str,
         if permit.notify is not None:
             permit.notify(found)
     return found
+
+
+def _ends_as_written(store: RecordStore, run_id: str, written: tuple[str, int]) -> bool:
+    """Whether the run's header is unchanged (its hash) and its sealed chain ends at the head
+    and length ``written``."""
+    header = store.run_row(run_id)
+    if header is None or header.get("header_sha256") != header_sha256(header):
+        return False
+    head, length = written
+    return (header.get("chain_head") == head and header.get("chain_length") == length
+            and store.schema_version >= 3
+            and header.get("seal_sha256") == seal(header_sha256(header), head, length))
 
 
 @dataclass(frozen=True)

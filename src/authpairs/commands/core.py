@@ -53,14 +53,15 @@ def build_config(config_file: Path | None, overrides: dict[str, Any],
                             origin="command line")
 
 
-def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
-               ) -> tuple[Score, bool]:
+def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
+               written: tuple[str, int] | None = None) -> tuple[Score, bool]:
     """Print (and optionally write) the scores of a stored run; returns the overall score and
     whether the run is complete.
 
     The header line states ``n recorded of N expected`` and lists missing case ids. A run whose
     record chain is broken is refused (``authpairs.api.check_verified``) unless unverified runs
-    are allowed; then a warning is printed and the written scores name it.
+    are allowed; then a warning is printed and the written scores name it. ``written``: the
+    chain this process just wrote (``RunProgress.written_chain``; see ``check_verified``).
     """
     from authpairs.api import RecordStore, Tally, check_verified, completeness
     from authpairs.report.tables import print_scores, write_scores
@@ -79,7 +80,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None
         info = store.get_run(run_id)
         if info is None:
             raise RecordsError(f"{records_path}: no run '{run_id}'")
-        unverified = check_verified(store, records_path, run_id, count)
+        unverified = check_verified(store, records_path, run_id, count, written=written)
         if unverified is not None:  # allowed but broken: score the records as stored
             tally, recorded = Tally(by), []
             for record in store.iter_case_records(run_id):
@@ -330,7 +331,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         check_run_by(by or [], config)
         state = asyncio.run(execute_async(config, progress=not quiet))
         print_run_summary(state)
-        overall, _ = report_run(Path(config.records), state.run_id, by or [], out)
+        overall, _ = report_run(Path(config.records), state.run_id, by or [], out,
+                                state.written_chain)
         hint = unavailable_hint(overall, config.reviewer.model_dump(mode="json"))
         if hint is not None:
             console.print(hint, markup=False, highlight=False, soft_wrap=True)

@@ -166,6 +166,7 @@ async def _run(config: RunConfig, run_id: str, dataset: CaseSource,
                 state = await orchestrator.run(dataset, show_progress=progress)
             else:
                 state = await orchestrator.run(dataset, progress=progress)
+            state.written_chain = store.written_chain(run_id)
         backend = info.config["reviewer"].get("backend")
         cap = in_flight_cap(config.concurrency, backend if isinstance(backend, dict) else {})
         if cap is not None:

@@ -58,6 +58,9 @@ class RunProgress:
     recorded_elsewhere: int = 0
     #: Facts about how the run went that a user should see (e.g. a cap on requests in flight).
     notes: list[str] = field(default_factory=list)
+    #: The chain head and length this invocation left in the run header when it created the
+    #: run and wrote every entry of its chain itself (``RecordStore.written_chain``), else None.
+    written_chain: tuple[str, int] | None = None
 
     @property
     def missing(self) -> int:
