@@ -63,7 +63,7 @@ def run_info(run_id: str, config: RunConfig, reviewer: Reviewer, cases: Dataset,
         agent["model"] = agent_model
     return RunInfo(
         run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe(),
+        config={"resolved": config.recorded(), "reviewer": reviewer.describe(),
                 "agent": agent},
         config_sha256=sha256_hex({"agent": agent, "identity": config.identity()}),
         manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,

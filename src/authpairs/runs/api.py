@@ -146,7 +146,7 @@ async def _run(config: RunConfig, run_id: str, dataset: CaseSource,
         manifest = dataset.manifest()
         info = RunInfo(
             run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            config={"resolved": config.model_dump(mode="json"), "reviewer": reviewer.describe()},
+            config={"resolved": config.recorded(), "reviewer": reviewer.describe()},
             config_sha256=config.sha256(), manifest=manifest.to_dict(),
             manifest_sha256=manifest.public_sha256,
             template_sha256=reviewer.template_hashes(), versions=package_versions(),

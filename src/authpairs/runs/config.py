@@ -185,6 +185,17 @@ class RunConfig(BaseModel):
             data["agent"] = self.agent.identity()
         return data
 
+    def recorded(self) -> dict[str, Any]:
+        """The resolved configuration as a run header stores it: every field, but the optional
+        ones left unset (no sample, no agent) are left out, so the headers of runs that do not
+        use them are those earlier versions wrote."""
+        data = self.model_dump(mode="json")
+        if self.sample is None:
+            del data["sample"], data["sample_seed"]
+        if self.agent is None:
+            del data["agent"]
+        return data
+
     def sha256(self) -> str:
         """SHA-256 of :meth:`identity`."""
         return sha256_hex(self.identity())
