@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
-from authpairs.errors import RecordsError
+from authpairs.errors import AnalysisError, RecordsError
 from authpairs.runs.chain import seal
 from authpairs.runs.completeness import Completeness, completeness
 from authpairs.runs.records import CaseRecord, RunInfo
@@ -27,6 +27,14 @@ from authpairs.runs.store import RecordStore, header_sha256
 
 class RunNotFoundError(RecordsError, LookupError):
     """A run address names a missing records file or a run absent from it."""
+
+
+class AgentRunError(AnalysisError):
+    """An agent run was given where a guardrail run's case records are analysed: its case
+    records leave out every case the agent declined, so they are scored as a stack instead."""
+
+    hint = ("'authpairs score RUN' and 'authpairs compare A B' score agent runs as a stack "
+            "(authpairs.agent_score / agent_compare in Python; docs/agents.md)")
 
 
 class UnverifiedRunError(RecordsError):
@@ -196,16 +204,28 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
         return info, sorted(records, key=lambda r: r.case_id)  # the order case_records gives
 
 
+def refuse_agent_run(ref: RunRef, info: RunInfo) -> None:
+    """Raise :class:`AgentRunError` when the run is an agent run (its header has ``agent``)."""
+    if isinstance(info.config.get("agent"), dict):
+        raise AgentRunError(f"'{ref.label}' is an agent run: its case records leave out the "
+                            "cases the agent declined, so they are not analysed as a "
+                            "guardrail run's")
+
+
 def load_run(address: str, default_records: str | Path = DEFAULT_RECORDS
              ) -> tuple[RunRef, list[CaseRecord]]:
-    """Parse an address and load its records."""
+    """Parse an address and load its records (a guardrail run: an agent run is refused)."""
     ref = parse_run_ref(address, default_records)
-    return ref, load_records(ref)
+    info, records = load_records_and_info(ref)
+    refuse_agent_run(ref, info)
+    return ref, records
 
 
 def load_run_checked(address: str, default_records: str | Path = DEFAULT_RECORDS
                      ) -> tuple[RunRef, list[CaseRecord], Completeness]:
-    """Parse an address and load its records with their completeness (n of N expected)."""
+    """Parse an address and load its records with their completeness (n of N expected); an
+    agent run is refused as by :func:`load_run`."""
     ref = parse_run_ref(address, default_records)
     info, records = load_records_and_info(ref)
+    refuse_agent_run(ref, info)
     return ref, records, completeness(info, (r.case_id for r in records))
