@@ -62,7 +62,7 @@ class CaseFile:
         :meth:`~authpairs.cases.dataset.Dataset.select_for_run` chooses them: ``split=None``
         is the dev split when the file has one, otherwise every case; an explicit split the
         file lacks, or an empty selection, is a :class:`DatasetError`."""
-        splits = _splits(Path(path))
+        splits = [] if split == "all" else _splits(Path(path))  # "all" needs no split list
         if split is None:
             split = "dev" if "dev" in splits else "all"
         if split not in ("all", *splits):

@@ -170,10 +170,20 @@ def manifest_of(name: str, cases: Iterable[Case]) -> Manifest:
     full: list[str] = []
     for case in cases:  # one dump per case serves both hashes
         dumped = case.model_dump(mode="json")
-        public.append(f"{case.case_id}\0{sha256_hex(dumped['public'])}")
-        full.append(f"{case.case_id}\0{sha256_hex(dumped)}")
+        public_text = canonical_json(dumped["public"])
+        public.append(f"{case.case_id}\0{sha256_hex(public_text)}")
+        full.append(f"{case.case_id}\0{sha256_hex(_canonical_with(dumped, 'public', public_text))}")
     return Manifest(name, len(public), _sorted_pairs_sha256(public),
                     _sorted_pairs_sha256(full))
+
+
+def _canonical_with(value: dict[str, object], key: str, text: str) -> str:
+    """:func:`canonical_json` of the object ``value`` whose member ``key`` is already written
+    as ``text`` (its canonical JSON): the same text, without encoding that member again."""
+    before = canonical_json({k: v for k, v in value.items() if k < key})[1:-1]
+    after = canonical_json({k: v for k, v in value.items() if k > key})[1:-1]
+    parts = (before, f"{canonical_json(key)}:{text}", after)  # keys in sorted order
+    return "{" + ",".join(part for part in parts if part) + "}"
 
 
 def _sorted_pairs_sha256(pairs: list[str]) -> str:

@@ -45,4 +45,13 @@ def template_sha256(names: list[str]) -> dict[str, str]:
 
 def render(name: str, **context: Any) -> str:
     """Render a packaged template."""
+    if not context:
+        return _render_constant(name)
     return environment().get_template(name).render(**context).strip() + "\n"
+
+
+@cache
+def _render_constant(name: str) -> str:
+    """A packaged template rendered without variables (e.g. a system prompt): the same text
+    every time, so it is rendered once per process."""
+    return environment().get_template(name).render().strip() + "\n"

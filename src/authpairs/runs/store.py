@@ -503,12 +503,6 @@ class RecordStore:
             "DELETE FROM claims WHERE run_id=? AND case_id=? AND owner=?",
             (run_id, case_id, self.owner)), f"{self.path}: releasing case '{case_id}'")
 
-    def checkpoint_every(self, pages: int) -> None:
-        """Copy the WAL into the database file whenever a commit of this connection leaves it
-        ``pages`` pages long (the records process does this work, off the run's process, so
-        closing the run's connection has little left to copy)."""
-        self._conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
-
     def release_all(self, run_id: str) -> None:
         """Drop every claim this owner still holds in ``run_id``: the run stopped, and what it
         had claimed but not recorded is free for the next invocation, even in this process."""
