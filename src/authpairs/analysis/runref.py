@@ -113,13 +113,13 @@ def check_verified(store: RecordStore, path: Path, run_id: str,
     ends there under a valid seal, the chain is the one this process just computed, and the
     case records are read as stored instead of being re-hashed; otherwise the whole chain is
     recomputed as without ``written``."""
-    from authpairs.runs.audit import verify_chain
-
     if written is not None and _ends_as_written(store, run_id, written):
         if on_case is not None:
             for record in store.iter_case_records(run_id):
                 on_case(record)
         return None
+    from authpairs.runs.audit import verify_chain  # the audit code only where it is used
+
     report = verify_chain(store, run_id, on_case)
     if report.ok:
         return None
