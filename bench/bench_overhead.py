@@ -202,20 +202,35 @@ def main() -> None:
         return
     latencies = [float(x) for x in args.latencies.split(",") if x]
     sizes = [int(x) for x in args.memory.split(",") if x]
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         rows = overhead(tmp, args.cases, latencies, args.repeat) if latencies else []
         mem = memory(tmp, sizes) if sizes else []
+    load_after = os.getloadavg()
     text = summary(rows, mem) if rows else summary([], mem)
+    load = (f"Load average (1, 5, 15 min) {_load(load_before)} at the start and "
+            f"{_load(load_after)} at the end on {os.cpu_count()} CPUs: with other jobs on the "
+            "machine, only the ratios within a round compare.")
     print(text)
+    print(load)
     if args.write:
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        stamp = datetime.now(UTC).date().isoformat()
         out = HERE / "results" / "overhead.md"
-        out.write_text(f"# Overhead at real latencies ({stamp}, {os.cpu_count()} CPUs)\n\n"
-                       f"`python bench/bench_overhead.py --cases {args.cases} --repeat "
-                       f"{args.repeat}`\n\n{text}\n")
+        command = " ".join(sys.argv[1:]).replace(" --write", "")
+        out.write_text(
+            f"## Overhead at real latencies ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
+            f"prompts, {CONCURRENCY} in flight, {args.repeat} rounds)\n\n"
+            f"`python bench/bench_overhead.py {command}` (whole processes, stub pinned to the "
+            f"last CPU). {load}\n\n{text}\n")
         (HERE / "results" / "overhead.json").write_text(json.dumps(
-            {"overhead": rows, "memory": mem}, indent=1) + "\n")
+            {"overhead": rows, "memory": mem, "load_average": {"start": load_before,
+                                                               "end": load_after}},
+            indent=1) + "\n")
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.1f}" for v in values)
 
 
 if __name__ == "__main__":
