@@ -132,7 +132,7 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
     settings = config.agent
     cases = select_cases(config, case_ids)
     run_id = config.run_id or new_run_id("agent")
-    chat: ToolChat = make_tool_chat(settings.backend)
+    chat: ToolChat = make_tool_chat(settings.backend, settings.tool_format)
     async with chat:
         if server == "in-process":
             async with (open_session(config, cases, run_id, "in-process",

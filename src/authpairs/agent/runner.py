@@ -11,6 +11,9 @@ there (an :class:`~authpairs.agent.calls.AgentCall`); the loop returns the conve
 
 A tool call whose arguments are not a JSON object is not an operation: it is answered with an
 error in the conversation (``malformed``), counted in the trajectory and not sent to the server.
+So is a reply that breaks the ``json_schema`` tool format (not one JSON step, e.g. cut at
+``max_tokens``): it is neither a call nor an answer, the model is told so in a user message
+and the loop goes on.
 """
 
 from __future__ import annotations
@@ -131,6 +134,12 @@ class AgentLoop:
             trajectory.output_tokens += response.output_tokens
             trajectory.latency_s += response.latency_s
             messages.append(response.as_message())
+            if response.format_error is not None:
+                trajectory.malformed_calls += 1
+                messages.append({"role": "user", "content": json.dumps(
+                    {"status": "malformed", "message": f"{response.format_error}; nothing was "
+                     "done. Reply with one JSON object as the system message says."})})
+                continue
             if not response.tool_calls:
                 trajectory.stop = StopReason.ANSWERED
                 break

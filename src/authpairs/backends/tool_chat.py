@@ -5,15 +5,29 @@ text; an agent's model is handed a conversation (system, user, assistant turns w
 ``tool_calls``, tool results) and the tools as OpenAI function tools, and answers with text, tool
 calls or both. :func:`make_tool_chat` builds one from an ordinary backend configuration:
 
-* ``openai``: ``POST /chat/completions`` with ``tools`` through
-  :class:`~authpairs.backends.openai_http.OpenAIBackend` (vLLM with ``--enable-auto-tool-choice``,
-  llama.cpp with ``--jinja``, Ollama, OpenAI);
-* ``local``: the same over the embedded llama.cpp server (its Jinja chat templates are on, so a
-  template with a tool format renders ``tools``; one without falls back to llama.cpp's generic
-  JSON tool-call format);
+* ``openai``: ``POST /chat/completions`` through
+  :class:`~authpairs.backends.openai_http.OpenAIBackend` (vLLM, llama.cpp, Ollama, OpenAI);
+* ``local``: the same over the embedded llama.cpp server;
 * ``scripted``: a Python function ``f(messages, tools) -> reply`` (tests): the reply is a
   :class:`ToolChatResponse` or a mapping ``{"content": ..., "tool_calls": [{"name": ...,
   "arguments": {...} or "raw JSON text"}]}``.
+
+How the tools reach the model is the *tool format* (:data:`ToolFormat`):
+
+* ``native``: OpenAI ``tools`` in the request; the server's chat template renders them and its
+  parser turns the model's output into ``tool_calls`` (vLLM with ``--enable-auto-tool-choice``
+  and a ``--tool-call-parser``, llama.cpp with ``--jinja`` and a template with a tool format).
+  A template without one gets nothing: the llama.cpp of the pinned xllamacpp leaves ``tools``
+  out of such a prompt (there is no generic fallback), and the model never sees a tool;
+* ``json_schema``: the tools are written into the system message and every model turn is
+  constrained by ``response_format`` ``json_schema`` (grammar-constrained decoding: llama.cpp,
+  vLLM's guided decoding) to one *step*: ``{"tool": NAME, "arguments": {...}}`` or ``{"answer":
+  TEXT}`` (:func:`step_schema`). The step is turned into the same :class:`ToolChatResponse`
+  (a tool call with an id and its arguments as JSON text), so the runner and the records do not
+  depend on the format. The conversation sent to the model renders earlier calls as the
+  assistant's JSON steps and tool results as user messages (:func:`render_step_messages`);
+* ``auto``: ``json_schema`` for the embedded server when it says (``/props``) that the model's
+  chat template cannot render tools, else ``native``; ``native`` for the other kinds.
 
 Transport problems raise :class:`TransportError`, other failures :class:`BackendError`, as for
 reviewer backends.
@@ -25,7 +39,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, Field
 
@@ -43,8 +57,14 @@ from authpairs.registry import RegistryError, load_object
 
 log = logging.getLogger("authpairs.agent")
 
-__all__ = ["ToolCall", "ToolChat", "ToolChatResponse", "make_tool_chat",
-           "parse_tool_completion"]
+__all__ = ["TOOL_FORMATS", "ToolCall", "ToolChat", "ToolChatResponse", "ToolFormat",
+           "make_tool_chat", "parse_step", "parse_tool_completion", "render_step_messages",
+           "step_schema", "step_system_text"]
+
+ToolFormat = Literal["auto", "native", "json_schema"]
+"""How the tools reach the agent's model (see the module docstring)."""
+
+TOOL_FORMATS: tuple[ToolFormat, ...] = ("auto", "native", "json_schema")
 
 
 class ToolCall(BaseModel):
@@ -67,6 +87,10 @@ class ToolChatResponse(BaseModel):
     text: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
+    format_error: str | None = Field(
+        default=None, description="Why the reply is not a step of the json_schema tool format "
+        "(not JSON, cut at max_tokens, another shape); the reply is then neither a tool call "
+        "nor an answer, and ``text`` is what the model wrote.")
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
@@ -144,12 +168,181 @@ def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatRespo
                             output_tokens=count("completion_tokens"), latency_s=latency_s)
 
 
+STEP_INSTRUCTIONS = (
+    "Reply with exactly one JSON object and nothing else. To call a tool: "
+    '{"tool": NAME, "arguments": {...}} with the arguments its parameters describe; the '
+    "tool's result comes back in the next user message. When you are done, or make no call: "
+    '{"answer": TEXT}.')
+"""The instruction that ends the system message in the json_schema tool format."""
+
+_REF_PREFIX = "#/$defs/"
+
+
+def _function(tool: dict[str, Any]) -> dict[str, Any]:
+    """The ``function`` part of an OpenAI function tool (or the tool itself when unwrapped)."""
+    function = tool.get("function", tool)
+    return function if isinstance(function, dict) else {}
+
+
+def _rewrite_refs(node: object, prefix: str) -> object:
+    """``node`` with every local ``$ref`` into ``$defs`` renamed with ``prefix``."""
+    if isinstance(node, dict):
+        out = {key: _rewrite_refs(value, prefix) for key, value in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+            out["$ref"] = _REF_PREFIX + prefix + ref[len(_REF_PREFIX):]
+        return out
+    if isinstance(node, list):
+        return [_rewrite_refs(value, prefix) for value in node]
+    return node
+
+
+def step_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON Schema of one model step in the json_schema tool format: ``oneOf`` a call of
+    each tool (``tool`` its name as a constant, ``arguments`` its parameter schema) or an
+    answer (``{"answer": string}``). A tool schema's ``$defs`` move to the top, renamed
+    ``TOOL__NAME``, with its ``$ref`` rewritten, so each still resolves from the root."""
+    choices: list[dict[str, Any]] = []
+    definitions: dict[str, Any] = {}
+    for tool in tools:
+        function = _function(tool)
+        name = str(function.get("name", ""))
+        parameters = dict(function.get("parameters") or {"type": "object"})
+        for key, value in (parameters.pop("$defs", None) or {}).items():
+            definitions[f"{name}__{key}"] = _rewrite_refs(value, f"{name}__")
+        choices.append({"type": "object",
+                        "properties": {"tool": {"const": name},
+                                       "arguments": _rewrite_refs(parameters, f"{name}__")},
+                        "required": ["tool", "arguments"], "additionalProperties": False})
+    choices.append({"type": "object", "properties": {"answer": {"type": "string"}},
+                    "required": ["answer"], "additionalProperties": False})
+    schema: dict[str, Any] = {"oneOf": choices}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
+
+
+def _without_titles(node: object) -> object:
+    """A JSON Schema without its ``title`` annotations (they repeat the property names)."""
+    if isinstance(node, dict):
+        return {key: _without_titles(value) for key, value in node.items()
+                if not (key == "title" and isinstance(value, str))}
+    if isinstance(node, list):
+        return [_without_titles(value) for value in node]
+    return node
+
+
+def step_system_text(tools: list[dict[str, Any]]) -> str:
+    """The tools as the json_schema tool format writes them into the system message: each
+    tool's name, description and parameters (JSON Schema, compact), then
+    :data:`STEP_INSTRUCTIONS`."""
+    lines = ["You have these tools:"]
+    for tool in tools:
+        function = _function(tool)
+        parameters = json.dumps(_without_titles(function.get("parameters") or {}),
+                                ensure_ascii=False, separators=(",", ":"))
+        lines.append(f"- {function.get('name', '')}: {function.get('description') or ''}")
+        lines.append(f"  parameters: {parameters}")
+    lines.append(STEP_INSTRUCTIONS)
+    return "\n".join(lines)
+
+
+def _call_step(part: object, raw: str) -> str:
+    """An earlier tool call of the conversation as the JSON step the model wrote for it (its
+    raw text, when its arguments are not a JSON object)."""
+    function = part.get("function") if isinstance(part, dict) else None
+    if not isinstance(function, dict):
+        return raw
+    arguments = function.get("arguments", "{}")
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return raw or str(arguments)
+    return json.dumps({"tool": function.get("name"), "arguments": parsed}, ensure_ascii=False)
+
+
+def render_step_messages(messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as the json_schema tool format sends it, for templates without tool
+    roles: the tools (:func:`step_system_text`) appended to the system message (one is put
+    first when there is none); an assistant turn with tool calls as its JSON steps (one a line);
+    the tool results that follow it as one user message (``Result of NAME: TEXT`` each: llama.cpp
+    drops an assistant's ``tool_calls`` and writes role ``tool`` as is into a template without a
+    tool format); anything else unchanged."""
+    tools_text = step_system_text(tools)
+    out: list[dict[str, Any]] = []
+    if not messages or messages[0].get("role") != "system":
+        out.append({"role": "system", "content": tools_text})
+    names: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content") or ""
+        if index == 0 and role == "system":
+            out.append({"role": "system", "content": f"{content}\n\n{tools_text}"})
+        elif role == "assistant" and message.get("tool_calls"):
+            parts = list(message["tool_calls"])
+            for part in parts:
+                function = part.get("function") if isinstance(part, dict) else None
+                if isinstance(function, dict) and isinstance(part.get("id"), str):
+                    names[part["id"]] = str(function.get("name", ""))
+            out.append({"role": "assistant",
+                        "content": "\n".join(_call_step(part, content) for part in parts)})
+        elif role == "tool":
+            name = names.get(str(message.get("tool_call_id")), "the tool")
+            result = f"Result of {name}: {content}"
+            if out and out[-1].get("role") == "user" and out[-1].get("_results"):
+                out[-1]["content"] += "\n" + result
+            else:
+                out.append({"role": "user", "content": result, "_results": True})
+        else:
+            out.append(dict(message))
+    for message in out:
+        message.pop("_results", None)
+    return out
+
+
+def parse_step(text: str | None, *, finish_reason: str | None = None, input_tokens: int = 0,
+               output_tokens: int = 0, latency_s: float = 0.0) -> ToolChatResponse:
+    """A json_schema step as a :class:`ToolChatResponse`: ``{"tool": NAME, "arguments":
+    {...}}`` is one tool call (id ``call_0``, the arguments as JSON text), ``{"answer": TEXT}``
+    an answer; anything else (not JSON, cut at ``max_tokens``, another shape) has
+    ``format_error`` set and no tool call."""
+    base = ToolChatResponse(finish_reason=finish_reason, input_tokens=input_tokens,
+                            output_tokens=output_tokens, latency_s=latency_s)
+    try:
+        step = json.loads(text) if text else None
+    except ValueError:
+        step = None
+    if isinstance(step, dict) and set(step) == {"tool", "arguments"} and isinstance(
+            step["tool"], str) and step["tool"] and isinstance(step["arguments"], dict):
+        call = ToolCall(id="call_0", name=step["tool"],
+                        arguments=_arguments_text(step["arguments"]))
+        return base.model_copy(update={"tool_calls": [call]})
+    if isinstance(step, dict) and set(step) == {"answer"} and isinstance(step["answer"], str):
+        return base.model_copy(update={"text": step["answer"]})
+    if step is None:
+        why = "an empty reply" if not text else "not JSON"
+        if finish_reason == "length":
+            why += " (cut at max_tokens)"
+    else:
+        why = 'neither {"tool": NAME, "arguments": {...}} nor {"answer": TEXT}'
+    return base.model_copy(update={"text": text, "format_error": f"the reply is {why}"})
+
+
 class HTTPToolChat:
     """Tool-calling chat completions through an :class:`OpenAIBackend` (its endpoints,
-    deadline, sampling-field names and ``extra_body``)."""
+    deadline, sampling-field names and ``extra_body``), in the ``native`` or the
+    ``json_schema`` tool format."""
 
-    def __init__(self, backend: OpenAIBackend, owned: bool = True) -> None:
+    def __init__(self, backend: OpenAIBackend, owned: bool = True,
+                 tool_format: ToolFormat = "native") -> None:
+        if tool_format not in ("native", "json_schema"):
+            raise ConfigError(f"tool format {tool_format!r}: an HTTP tool chat speaks 'native' "
+                              "or 'json_schema'")
         self.backend = backend
+        self.tool_format: ToolFormat = tool_format
         self._owned = owned
 
     async def __aenter__(self) -> HTTPToolChat:
@@ -161,8 +354,18 @@ class HTTPToolChat:
 
     def payload(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                 sampling: SamplingConfig) -> dict[str, Any]:
-        """The request body: the backend's model, sampling and ``extra_body``, the
-        conversation, the tools and ``tool_choice: auto`` (when there are tools)."""
+        """The request body: the backend's model, sampling and ``extra_body`` and the
+        conversation; ``native``: the tools and ``tool_choice: auto`` (when there are tools);
+        ``json_schema``: the conversation rendered by :func:`render_step_messages` and
+        ``response_format`` ``json_schema`` with :func:`step_schema` (name ``step``)."""
+        if self.tool_format == "json_schema":
+            request = ChatRequest(response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "step", "schema": step_schema(tools)}})
+            payload = build_payload(self.backend.model, request, sampling,
+                                    self.backend.extra_body, self.backend.param_names)
+            payload["messages"] = render_step_messages(messages, tools)
+            return payload
         payload = build_payload(self.backend.model, ChatRequest(), sampling,
                                 self.backend.extra_body, self.backend.param_names)
         payload["messages"] = messages
@@ -173,47 +376,69 @@ class HTTPToolChat:
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                    sampling: SamplingConfig) -> ToolChatResponse:
-        """POST one turn and read its text and tool calls."""
+        """POST one turn and read its text and tool calls (``json_schema``: its step)."""
         body, elapsed, endpoint = await self.backend.post_json(
             "chat/completions", self.payload(messages, tools, sampling))
         try:
-            return parse_tool_completion(body, latency_s=elapsed)
+            response = parse_tool_completion(body, latency_s=elapsed)
         except TransportError as exc:
             raise TransportError(f"{endpoint}: {exc}") from exc
+        if self.tool_format != "json_schema":
+            return response
+        return parse_step(response.text, finish_reason=response.finish_reason,
+                          input_tokens=response.input_tokens,
+                          output_tokens=response.output_tokens, latency_s=response.latency_s)
 
     def describe(self) -> dict[str, Any]:
-        """The backend's description."""
-        return self.backend.describe()
+        """The backend's description and the tool format."""
+        return {**self.backend.describe(), "tool_format": self.tool_format}
 
 
 class LocalToolChat:
     """Tool-calling chat over the embedded llama.cpp server, started on entering.
 
     On entering it asks the server (``/props``) whether the model's chat template renders
-    tools (``chat_template_caps.supports_tools``); when it does not, llama.cpp leaves the tools
-    out of the prompt, the model never sees them, and a warning says so. The answer is part of
-    :meth:`describe`, so the run header records it.
+    tools (``chat_template_caps.supports_tools``). With ``tool_format: auto`` a template that
+    does not (SmolLM2's) gets the ``json_schema`` format, any other ``native``; with ``native``
+    and a template that renders no tools llama.cpp leaves them out of the prompt, the model
+    never sees them, and a warning says so. The answer and the format used are part of
+    :meth:`describe`, so the run header records them.
     """
 
-    def __init__(self, config: LocalBackendConfig) -> None:
+    def __init__(self, config: LocalBackendConfig, tool_format: ToolFormat = "auto") -> None:
         from authpairs.backends.local_server import LocalServerBackend
 
+        if tool_format not in TOOL_FORMATS:
+            raise ConfigError(f"unknown tool format {tool_format!r} "
+                              f"(one of: {', '.join(TOOL_FORMATS)})")
         self.server = LocalServerBackend.from_config(config)
+        self.requested_format: ToolFormat = tool_format
         self._http: HTTPToolChat | None = None
         self.supports_tools: bool | None = None
 
+    @property
+    def tool_format(self) -> ToolFormat:
+        """The format in use: the requested one, ``auto`` resolved once the server has said
+        whether its template renders tools (``auto`` before)."""
+        return self._http.tool_format if self._http is not None else self.requested_format
+
     async def __aenter__(self) -> LocalToolChat:
         await self.server.__aenter__()
-        self._http = HTTPToolChat(self.server.client, owned=False)
         try:
             self.supports_tools = await self._template_renders_tools()
         except BaseException:
             await self.server.__aexit__(None, None, None)
             raise
-        if self.supports_tools is False:
+        chosen: ToolFormat = self.requested_format
+        if chosen == "auto":
+            chosen = "json_schema" if self.supports_tools is False else "native"
+            log.info("agent tool format: %s (the chat template of %s renders tools: %s)",
+                     chosen, self.server.gguf_path.name, self.supports_tools)
+        if chosen == "native" and self.supports_tools is False:
             log.warning("the embedded model's chat template (%s) renders no tools: llama.cpp "
-                        "leaves them out of the prompt, so the agent cannot call any",
-                        self.server.gguf_path.name)
+                        "leaves them out of the prompt, so the agent cannot call any (use "
+                        "tool_format json_schema)", self.server.gguf_path.name)
+        self._http = HTTPToolChat(self.server.client, owned=False, tool_format=chosen)
         return self
 
     async def _template_renders_tools(self) -> bool | None:
@@ -242,9 +467,11 @@ class LocalToolChat:
         return await self._http.chat(messages, tools, sampling)
 
     def describe(self) -> dict[str, Any]:
-        """The server's description (model file and its SHA-256, settings) and whether its
-        chat template renders tools (None before the server is asked)."""
-        return {**self.server.describe(), "template_supports_tools": self.supports_tools}
+        """The server's description (model file and its SHA-256, settings), whether its
+        chat template renders tools (None before the server is asked) and the tool format in
+        use."""
+        return {**self.server.describe(), "template_supports_tools": self.supports_tools,
+                "tool_format": self.tool_format}
 
 
 Script = Callable[[list[dict[str, Any]], list[dict[str, Any]]], object]
@@ -299,14 +526,23 @@ def _load_agent_script(spec: str) -> Script:
     return cast("Script", function)
 
 
-def make_tool_chat(config: BackendConfigBase) -> ToolChat:
+def make_tool_chat(config: BackendConfigBase, tool_format: ToolFormat = "auto") -> ToolChat:
     """The tool-calling chat of an agent's backend configuration (kinds ``openai``, ``local``
-    and ``scripted``); any other kind is a :class:`BackendError`."""
+    and ``scripted``) in ``tool_format`` (``auto``: see the module docstring); any other kind
+    is a :class:`BackendError`, a format the kind cannot speak a :class:`ConfigError` (a
+    scripted agent answers the conversation itself: ``native`` or ``auto`` only)."""
+    if tool_format not in TOOL_FORMATS:
+        raise ConfigError(f"unknown tool format {tool_format!r} "
+                          f"(one of: {', '.join(TOOL_FORMATS)})")
     if isinstance(config, OpenAIBackendConfig):
-        return HTTPToolChat(OpenAIBackend.from_config(config))
+        return HTTPToolChat(OpenAIBackend.from_config(config),
+                            tool_format="native" if tool_format == "auto" else tool_format)
     if isinstance(config, LocalBackendConfig):
-        return LocalToolChat(config)
+        return LocalToolChat(config, tool_format)
     if isinstance(config, ScriptedBackendConfig):
+        if tool_format == "json_schema":
+            raise ConfigError("a scripted agent takes the tools natively: tool_format "
+                              "json_schema is for model servers (openai, local)")
         return ScriptedToolChat(_load_agent_script(config.script), config.script)
     raise BackendError(f"backend kind {config.kind!r} cannot act as an agent "
                        "(openai, local or scripted)")

@@ -8,6 +8,7 @@ guardrail), which stays in ``reviewer:``::
       backend: {kind: openai, base_urls: ["http://127.0.0.1:8000/v1"], model: Qwen/Qwen3-8B}
       sampling: {temperature: 0.0, seed: 7, max_tokens: 1024}
       max_turns: 8
+      tool_format: auto   # native (OpenAI tools), json_schema (constrained JSON steps) or auto
 
 Moving the agent from the embedded server to vLLM is a change of ``agent.backend`` only.
 :func:`agent_from_spec` reads the shorthand of the ``--agent`` option.
@@ -27,6 +28,7 @@ from authpairs.backends.config import (
     SamplingConfig,
     ScriptedBackendConfig,
 )
+from authpairs.backends.tool_chat import ToolFormat
 from authpairs.errors import ConfigError
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
@@ -54,6 +56,12 @@ class AgentModelConfig(BaseModel):
                            "case ends earlier when the model answers without a tool call.")
     system_prompt: str | None = Field(default=None, description="The agent's system message "
                                       "(default: the runner's, see authpairs.agent.runner).")
+    tool_format: ToolFormat = Field(
+        default="auto", description="How the tools reach the model: 'native' (OpenAI tools, "
+        "rendered by the server's chat template), 'json_schema' (the tools in the system "
+        "message, each turn constrained to one JSON step by response_format json_schema) or "
+        "'auto' (json_schema for the embedded server when its template renders no tools, "
+        "else native).")
 
     @model_validator(mode="after")
     def _tool_calling_kind(self) -> AgentModelConfig:
@@ -61,13 +69,19 @@ class AgentModelConfig(BaseModel):
         if self.backend.kind not in AGENT_BACKEND_KINDS:
             raise ValueError(f"agent backend kind {self.backend.kind!r} cannot act as an agent "
                              f"(one of: {', '.join(AGENT_BACKEND_KINDS)})")
+        if self.backend.kind == "scripted" and self.tool_format == "json_schema":
+            raise ValueError("a scripted agent takes the tools natively: tool_format "
+                             "json_schema is for model servers (openai, local)")
         return self
 
     def identity(self) -> dict[str, Any]:
-        """What can change the agent's behaviour: its backend identity, sampling, turn limit
-        and system prompt."""
+        """What can change the agent's behaviour: its backend identity, sampling, turn limit,
+        system prompt and tool format (``auto``, the default, is left out, so configurations
+        written before the field existed keep their hash)."""
         data = self.model_dump(mode="json")
         data["backend"] = self.backend.identity()
+        if data["tool_format"] == "auto":
+            del data["tool_format"]
         return data
 
 
