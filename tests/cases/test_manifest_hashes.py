@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from authpairs.cases.canonical import canonical_json, sha256_hex
-from authpairs.cases.dataset import Dataset, _canonical_with, _sorted_pairs_sha256, manifest_of
+from authpairs.cases.dataset import Dataset, DatasetError, _canonical_with, manifest_of
+from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import resolve_dataset
 
 _json = st.recursive(
@@ -31,10 +33,10 @@ def test_a_member_written_once_gives_the_canonical_text(value: dict[str, Any], k
 
 
 def _manifest_by_definition(dataset: Dataset) -> tuple[str, str]:
+    """The SHA-256 of the sorted [case id, SHA-256 of the public part / of the case] pairs."""
     dumped = [(c.case_id, c.model_dump(mode="json")) for c in dataset]
-    public = [f"{i}\0{sha256_hex(d['public'])}" for i, d in dumped]
-    full = [f"{i}\0{sha256_hex(d)}" for i, d in dumped]
-    return _sorted_pairs_sha256(public), _sorted_pairs_sha256(full)
+    return (sha256_hex(sorted([i, sha256_hex(d["public"])] for i, d in dumped)),
+            sha256_hex(sorted([i, sha256_hex(d)] for i, d in dumped)))
 
 
 def test_the_manifests_of_the_shipped_cases_follow_the_definition() -> None:
@@ -43,3 +45,22 @@ def test_the_manifests_of_the_shipped_cases_follow_the_definition() -> None:
         manifest = manifest_of(dataset.name, dataset)
         assert (manifest.public_sha256, manifest.full_sha256) == \
             _manifest_by_definition(dataset), name
+
+
+def test_the_manifest_is_unchanged_for_the_recorded_runs() -> None:
+    """The manifest hashes the golden records' header holds (written by an earlier version)."""
+    from tests.runs.golden import golden_run
+
+    with RecordStore(golden_run.GOLDEN_DIR / "records-ad1b1ba.sqlite", readonly=True) as store:
+        (info,) = [store.get_run(r.run_id) for r in store.list_runs()]
+    assert info is not None
+    dataset = resolve_dataset(info.config["resolved"]["dataset"])
+    manifest = manifest_of(info.manifest["name"], dataset)
+    assert manifest.to_dict() == info.manifest
+    assert manifest.public_sha256 == info.manifest_sha256
+
+
+def test_a_repeated_case_id_is_refused() -> None:
+    case = next(iter(resolve_dataset("examples")))
+    with pytest.raises(DatasetError, match="duplicate case id"):
+        manifest_of("twice", [case, case])

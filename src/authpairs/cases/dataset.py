@@ -15,7 +15,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from authpairs.cases.canonical import canonical_json, sha256_hex
+from authpairs.cases.canonical import canonical_json
 from authpairs.cases.models import Case
 from authpairs.errors import DataError
 from authpairs.yamlfiles import first_error
@@ -165,16 +165,20 @@ class Dataset:
 
 
 def manifest_of(name: str, cases: Iterable[Case]) -> Manifest:
-    """The :class:`Manifest` of ``cases`` (read once; only the ids and hashes are kept)."""
-    public: list[str] = []
-    full: list[str] = []
+    """The :class:`Manifest` of ``cases`` (read once; only the ids and the raw digests are kept).
+    Case ids are unique, as in a :class:`Dataset`: a repeated one is a :class:`DatasetError`."""
+    digests: dict[str, bytes] = {}  # case id -> SHA-256 of its public part, then of the case
     for case in cases:  # one dump per case serves both hashes
+        if case.case_id in digests:
+            raise DatasetError(name, "duplicate case id", record=case.case_id, field="case_id")
         dumped = case.model_dump(mode="json")
         public_text = canonical_json(dumped["public"])
-        public.append(f"{case.case_id}\0{sha256_hex(public_text)}")
-        full.append(f"{case.case_id}\0{sha256_hex(_canonical_with(dumped, 'public', public_text))}")
-    return Manifest(name, len(public), _sorted_pairs_sha256(public),
-                    _sorted_pairs_sha256(full))
+        full_text = _canonical_with(dumped, "public", public_text)
+        digests[case.case_id] = (hashlib.sha256(public_text.encode("utf-8")).digest()
+                                 + hashlib.sha256(full_text.encode("utf-8")).digest())
+    ids = sorted(digests)
+    return Manifest(name, len(ids), _sorted_pairs_sha256(ids, digests, 0),
+                    _sorted_pairs_sha256(ids, digests, 32))
 
 
 def _canonical_with(value: dict[str, object], key: str, text: str) -> str:
@@ -186,15 +190,16 @@ def _canonical_with(value: dict[str, object], key: str, text: str) -> str:
     return "{" + ",".join(part for part in parts if part) + "}"
 
 
-def _sorted_pairs_sha256(pairs: list[str]) -> str:
-    """:func:`sha256_hex` of the sorted list of ``[case id, hash]`` pairs (each given as
-    ``"id\0hash"``), written one pair at a time: the same digest without the whole text."""
-    pairs.sort()  # ids are unique and NUL sorts first: the order of the (id, hash) pairs
+def _sorted_pairs_sha256(ids: list[str], digests: dict[str, bytes], at: int) -> str:
+    """:func:`sha256_hex` of the list of ``[case id, hash]`` pairs sorted by case id (``ids``,
+    sorted; each hash the hex of the 32 bytes of ``digests[id]`` from ``at``), written one pair
+    at a time: the same digest without the whole text."""
     digest = hashlib.sha256(b"[")
-    for number, pair in enumerate(pairs):
+    for number, case_id in enumerate(ids):
         if number:
             digest.update(b",")
-        digest.update(canonical_json(pair.split("\0", 1)).encode("utf-8"))
+        pair = [case_id, digests[case_id][at:at + 32].hex()]
+        digest.update(canonical_json(pair).encode("utf-8"))
     digest.update(b"]")
     return digest.hexdigest()
 
