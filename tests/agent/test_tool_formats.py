@@ -285,3 +285,42 @@ async def test_an_agent_run_in_the_json_schema_format(tmp_path: Path) -> None:
         "ledger_transfer", REFUND, "case_operation", "executed")
     assert report.ok, [str(finding) for finding in report.findings]
     assert info is not None and info.config["agent"]["model"]["tool_format"] == "json_schema"
+
+
+@pytest.mark.parametrize(("requested", "renders", "chosen"), [
+    ("auto", False, "json_schema"), ("auto", True, "native"), ("auto", None, "native"),
+    ("native", False, "native"), ("json_schema", True, "json_schema")])
+async def test_the_embedded_server_resolves_auto_by_its_template(
+        monkeypatch: pytest.MonkeyPatch, requested: Any, renders: bool | None,
+        chosen: str) -> None:
+    """``auto`` on the embedded server: json_schema exactly when ``/props`` says the template
+    renders no tools; an explicit format is kept. (The server process is replaced by a fake
+    OpenAI-compatible endpoint.)"""
+    from authpairs.backends.local_server import LocalServerBackend
+
+    sent: list[dict[str, Any]] = []
+
+    async def start(server: LocalServerBackend) -> LocalServerBackend:
+        server._client = OpenAIBackend(  # the fake stands in for the process
+            ["http://local.test/v1"], "m",
+            transport=httpx.MockTransport(_fake_server([_completion('{"answer": "no"}')],
+                                                       sent)))
+        return server
+
+    async def stop(server: LocalServerBackend, *exc: object) -> None:
+        server._client = None
+
+    async def renders_tools(chat: LocalToolChat) -> bool | None:
+        return renders
+
+    monkeypatch.setattr(LocalServerBackend, "__aenter__", start)
+    monkeypatch.setattr(LocalServerBackend, "__aexit__", stop)
+    monkeypatch.setattr(LocalToolChat, "_template_renders_tools", renders_tools)
+    chat = LocalToolChat(LocalBackendConfig(n_parallel=1), requested)
+    assert chat.tool_format == requested
+    async with chat:
+        assert chat.tool_format == chosen and chat.supports_tools is renders
+        await chat.chat([{"role": "user", "content": "task"}], TOOLS, SAMPLING)
+    (body,) = sent
+    assert ("response_format" in body) is (chosen == "json_schema")
+    assert ("tools" in body) is (chosen == "native")
