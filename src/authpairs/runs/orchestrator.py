@@ -180,13 +180,18 @@ class RunOrchestrator:
                 record, attempts = build_records(self.run_id, case, review)
                 if record is not None:
                     writer.add(record, attempts)
-                    continue
-                self.store.add_attempts(attempts)
-                self.store.release(self.run_id, case.case_id)
-                state.infrastructure_failed.append(case.case_id)
-                state.infrastructure_causes[case.case_id] = short_cause(
-                    review.attempts[-1].error or "")
-                display.advance()
+                else:
+                    self.store.add_attempts(attempts)
+                    self.store.release(self.run_id, case.case_id)
+                    state.infrastructure_failed.append(case.case_id)
+                    state.infrastructure_causes[case.case_id] = short_cause(
+                        review.attempts[-1].error or "")
+                    display.advance()
+                # A reviewer that answers without suspending (a baseline) would otherwise hold
+                # the event loop until the run ends: the other workers and the flusher would
+                # wait, and every attempt's cancelled deadline timer would stay in the loop's
+                # queue (memory growing with the number of cases).
+                await asyncio.sleep(0)
 
         display.start(self.run_id, state.total, state.already_done)
         flusher = asyncio.ensure_future(writer.flush_when_due())
