@@ -18,7 +18,7 @@ class StopReason(StrEnum):
     """Why the agent's loop for a case ended."""
 
     ANSWERED = "answered"  # the model answered without a tool call
-    TURN_LIMIT = "turn_limit"  # max_turns model turns, the last with tool calls
+    TURN_LIMIT = "turn_limit"  # max_turns model turns, the last with tool calls or a malformed step
     AGENT_ERROR = "agent_error"  # the agent's model failed (retries exhausted, bad reply)
 
 
