@@ -37,6 +37,11 @@ STREAM_HELP = ("Read replies as server-sent events (stream: true); each event is
                "the deadline. The answer recorded is the one the server gives without streaming.")
 
 
+ToolFormat = Literal["auto", "native", "json_schema"]
+"""How the tools reach an agent's model (:mod:`authpairs.backends.tool_chat` explains each)."""
+
+TOOL_FORMATS: tuple[ToolFormat, ...] = ("auto", "native", "json_schema")
+
 class SamplingConfig(BaseModel):
     """Decoding parameters sent to an OpenAI-compatible server (None = server default)."""
 

@@ -39,17 +39,19 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, Field
 
 from authpairs.backends.base import BackendError, ChatRequest, TransportError
 from authpairs.backends.config import (
+    TOOL_FORMATS,
     BackendConfigBase,
     LocalBackendConfig,
     OpenAIBackendConfig,
     SamplingConfig,
     ScriptedBackendConfig,
+    ToolFormat,
 )
 from authpairs.backends.openai_http import OpenAIBackend, build_payload
 from authpairs.errors import ConfigError
@@ -61,10 +63,6 @@ __all__ = ["TOOL_FORMATS", "ToolCall", "ToolChat", "ToolChatResponse", "ToolForm
            "make_tool_chat", "parse_step", "parse_tool_completion", "render_step_messages",
            "step_schema", "step_system_text"]
 
-ToolFormat = Literal["auto", "native", "json_schema"]
-"""How the tools reach the agent's model (see the module docstring)."""
-
-TOOL_FORMATS: tuple[ToolFormat, ...] = ("auto", "native", "json_schema")
 
 
 class ToolCall(BaseModel):

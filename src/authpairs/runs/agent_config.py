@@ -27,8 +27,8 @@ from authpairs.backends.config import (
     OpenAIBackendConfig,
     SamplingConfig,
     ScriptedBackendConfig,
+    ToolFormat,
 )
-from authpairs.backends.tool_chat import ToolFormat
 from authpairs.errors import ConfigError
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
