@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "$#" -eq 0 ]; then
-    set -- -m "not slow" -n 2
+    set -- -m "not slow" -n 2 --dist worksteal
 fi
 status=0
 .venv/bin/python -m pytest -q "$@" || status=$?

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from doc_blocks import NEEDS, REPO, Block, documents, runnable_blocks
@@ -240,9 +241,21 @@ def test_documented_files_exist_and_load() -> None:
         assert all(d.case_id in language for d in ids), f"{name} names unknown cases"
 
 
-@pytest.mark.parametrize("doc", [d for d in documents() if any(
-    b.runs for b in runnable_blocks(d))],
-    ids=lambda d: str(d.relative_to(REPO)))
+HEAVY_PAGES = frozenset({"README.md", "docs/analysis.md", "docs/agents.md", "docs/report.md",
+                         "docs/api.md"})
+"""Pages whose commands take several seconds each (Inspect, the HF export, MCP servers, reports):
+run on their own in the slow tier only, keeping the fast suite fast; the slow
+:func:`test_the_pages_in_sequence_in_one_folder` runs their blocks too."""
+
+
+def _page_param(doc: Path) -> Any:
+    name = str(doc.relative_to(REPO))
+    marks = [pytest.mark.slow] if name in HEAVY_PAGES else []
+    return pytest.param(doc, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("doc", [_page_param(d) for d in documents() if any(
+    b.runs for b in runnable_blocks(d))])
 def test_documented_commands_run(doc: Path, tmp_path: Path) -> None:
     _Reader(_workdir(tmp_path)).run_all(b for b in runnable_blocks(doc) if b.runs)
 

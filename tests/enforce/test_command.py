@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from authpairs.cli import app
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_effects_check_generated() -> None:
     result = CliRunner().invoke(app, ["data", "effects-check", "--generated"])
     assert result.exit_code == 0, result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from authpairs.cli import app
@@ -17,6 +18,7 @@ from tests.integrations.conftest import INSPECT_WARNINGS, run_inspect
 pytestmark = INSPECT_WARNINGS
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_an_imported_inspect_run_passes_the_audit(tmp_path: Path) -> None:
     log = run_inspect(cases(dataset="examples", interface="direct", split="all"),
                       tmp_path / "logs")

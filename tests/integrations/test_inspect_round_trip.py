@@ -214,6 +214,7 @@ def test_the_stored_configuration_reruns_on_the_logs_answers(log_dir: Path,
             want.input_sha256, want.status, want.decision, want.dispatch)
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_mockllm_from_the_command_line_runs_offline(tmp_path: Path) -> None:
     """``inspect eval`` with ``mockllm`` (no token usage, so Inspect counts tokens with
     tiktoken) and ``--epochs 2``, no network, an empty tiktoken cache; then the import."""

@@ -140,6 +140,7 @@ async def test_exhausted_retries_leave_no_record_and_name_the_causes(tmp_path: P
         assert len(store.attempts("faults")) == 16
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_cli_prints_the_causes_of_infrastructure_failures(tmp_path: Path) -> None:
     import asyncio
     import subprocess

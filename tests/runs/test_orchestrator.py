@@ -52,6 +52,7 @@ async def test_every_case_gets_one_formal_attempt(records_path: Path, examples: 
             by_id[record.case_id].public).sha256()
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 async def test_transport_failures_are_retried_as_infrastructure(records_path: Path) -> None:
     failures: dict[str, int] = {}
 

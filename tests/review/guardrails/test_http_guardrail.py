@@ -106,6 +106,7 @@ async def test_transport_rules_match_the_model_backends(service: str,
         _reviewer(url=service, values={"x": "MAYBE"})
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 async def test_a_run_against_a_busy_service_records_infrastructure_only(
         service: str, examples: Dataset, records_path: Path) -> None:
     config = RunConfig(dataset="examples", records=str(records_path), enforce=False,

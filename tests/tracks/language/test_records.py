@@ -183,6 +183,7 @@ def _expr(rng: random.Random, depth: int, scope: list[str]) -> Expr:
     return Aggregate(func, var, rng.choice(_SOURCES), where, value)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_differential_random_aggregates() -> None:
     rng = random.Random(14)
     seen: dict[str, set[Outcome]] = {func: set() for func in AGGREGATES}
