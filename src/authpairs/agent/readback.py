@@ -7,23 +7,17 @@ from __future__ import annotations
 from authpairs.agent.calls import AgentCall, Proposal
 from authpairs.agent.trajectory import Trajectory
 from authpairs.errors import RecordsError
-from authpairs.runs.chain import text_sha256
+from authpairs.runs.chain import read_hashed
 from authpairs.runs.store import RecordStore
 
 
 def agent_calls(store: RecordStore, run_id: str) -> list[AgentCall]:
     """The recorded tool calls of ``run_id``, by case and call number. A row whose text does
     not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
-    calls: list[AgentCall] = []
-    for case_id, call_no, text, digest in store.agent_call_rows(run_id):
-        where = f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'"
-        if text_sha256(text) != digest:
-            raise RecordsError(f"{where}: stored call does not match its SHA-256")
-        try:
-            calls.append(AgentCall.model_validate_json(text))
-        except ValueError as exc:
-            raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
-    return calls
+    return [read_hashed(text, digest, AgentCall,
+                        f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'",
+                        "stored call")
+            for case_id, call_no, text, digest in store.agent_call_rows(run_id)]
 
 
 def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
@@ -45,13 +39,7 @@ def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
 def trajectories(store: RecordStore, run_id: str) -> list[Trajectory]:
     """The stored trajectories of ``run_id``, by case id. A row whose text does not match its
     stored SHA-256, or does not parse, is a :class:`RecordsError`."""
-    found: list[Trajectory] = []
-    for case_id, text, digest in store.agent_trajectory_rows(run_id):
-        where = f"{store.path}: run '{run_id}', trajectory of case '{case_id}'"
-        if text_sha256(text) != digest:
-            raise RecordsError(f"{where}: stored trajectory does not match its SHA-256")
-        try:
-            found.append(Trajectory.model_validate_json(text))
-        except ValueError as exc:
-            raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
-    return found
+    return [read_hashed(text, digest, Trajectory,
+                        f"{store.path}: run '{run_id}', trajectory of case '{case_id}'",
+                        "stored trajectory")
+            for case_id, text, digest in store.agent_trajectory_rows(run_id)]

@@ -21,9 +21,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from authpairs.enforce.effect_record import EffectRecord
-from authpairs.errors import AnalysisError, RecordsError
+from authpairs.errors import AnalysisError
 from authpairs.review.outcome import Decision, OutcomeStatus
-from authpairs.runs.chain import text_sha256
+from authpairs.runs.chain import read_hashed
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 
@@ -90,16 +90,10 @@ def is_agent_run(info: RunInfo) -> bool:
 def read_calls(store: RecordStore, run_id: str) -> list[StackCall]:
     """The recorded tool calls of ``run_id``, by case and call number. A row whose text does
     not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
-    calls: list[StackCall] = []
-    for case_id, call_no, text, digest in store.agent_call_rows(run_id):
-        where = f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'"
-        if text_sha256(text) != digest:
-            raise RecordsError(f"{where}: stored call does not match its SHA-256")
-        try:
-            calls.append(StackCall.model_validate_json(text))
-        except ValueError as exc:
-            raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
-    return calls
+    return [read_hashed(text, digest, StackCall,
+                        f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'",
+                        "stored call")
+            for case_id, call_no, text, digest in store.agent_call_rows(run_id)]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,13 @@ also recomputing the seal is detected.
 from __future__ import annotations
 
 import hashlib
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from authpairs.errors import RecordsError
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 GENESIS_KIND = "header"
 
@@ -18,6 +25,18 @@ GENESIS_KIND = "header"
 def text_sha256(text: str) -> str:
     """SHA-256 of stored text (UTF-8; stored records are ASCII-only JSON)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_hashed(text: str, digest: str, model: type[_Model], where: str, what: str) -> _Model:
+    """``text`` read as ``model`` after checking it against its stored SHA-256 ``digest``; a
+    mismatch or text that does not parse is a :class:`RecordsError` naming ``where``
+    (``what`` names the row in the mismatch message, e.g. "stored call")."""
+    if text_sha256(text) != digest:
+        raise RecordsError(f"{where}: {what} does not match its SHA-256")
+    try:
+        return model.model_validate_json(text)
+    except ValueError as exc:
+        raise RecordsError(f"{where}: unreadable ({str(exc).splitlines()[0]})") from exc
 
 
 def link(previous: str, kind: str, content_sha256: str) -> str:
