@@ -167,6 +167,7 @@ def test_native_sections(recorded: RecordedRuns, tmp_path: Path) -> None:
     assert len(engines) == 8  # 2 runs x 2 engines x 2 labels
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_study_plan_gives_the_family_and_seed_labels(tmp_path: Path) -> None:
     plan = plan_from_dict({
         "records": str(tmp_path / "study.sqlite"),

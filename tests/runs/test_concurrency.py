@@ -11,6 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from authpairs.cases.dataset import Dataset
 from tests.conftest import REPO_ROOT
 from tests.runs.run_processes import write_cases
@@ -22,6 +24,7 @@ def _command(cases: Path, db: Path, config: Path) -> list[str]:
             "--concurrency", "3", "--records", str(db), "--run-id", "shared"]
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 def test_two_processes_on_one_run_never_review_a_case_twice(tmp_path: Path,
                                                             examples: Dataset) -> None:
     cases = tmp_path / "cases.jsonl"

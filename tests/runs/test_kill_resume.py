@@ -14,6 +14,8 @@ import pytest
 from authpairs.cases.dataset import Dataset
 from tests.runs.run_processes import count_records, scripted_run, settled_count
 
+pytestmark = pytest.mark.slow  # subprocess-heavy (whole CLI processes): the slow tier runs it
+
 
 def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
     command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2)

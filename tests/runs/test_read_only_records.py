@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # subprocess-heavy (whole CLI processes): the slow tier runs it
+
 NOBODY = 65534
 """The uid and gid a root test process drops to."""
 

@@ -152,6 +152,7 @@ def truncations(answers: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.builds(lambda text, cut: text[:cut], answers, st.integers(0, 80))
 
 
+@pytest.mark.slow  # several seconds: the slow tier (.ci/run) runs it
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), finish=FINISH, family=st.sampled_from(["content-safety", "reasoning-4b"]))
 def test_line_families_never_more_lenient_than_nemo(family: str, data: st.DataObject,
