@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
 from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
@@ -403,16 +403,24 @@ async def run_async(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
                      audit_failures=list(state.audit_failures))
 
 
-def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
-        dataset: Dataset | None = None, reviewer: Reviewer | None = None) -> RunResult:
-    """Synchronous :func:`run_async`; safe to call where an event loop is already running."""
-    coroutine = run_async(spec, progress=progress, dataset=dataset, reviewer=reviewer)
+_T = TypeVar("_T")
+
+
+def _run_sync(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coroutine`` to its end: in this thread, or in a worker thread of its own when an
+    event loop is already running here (a notebook)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coroutine)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
+        dataset: Dataset | None = None, reviewer: Reviewer | None = None) -> RunResult:
+    """Synchronous :func:`run_async`; safe to call where an event loop is already running."""
+    return _run_sync(run_async(spec, progress=progress, dataset=dataset, reviewer=reviewer))
 
 
 async def run_agent_async(spec: RunSpec, *, agent: str | None = None,
@@ -446,14 +454,8 @@ def run_agent(spec: RunSpec, *, agent: str | None = None, agent_model: str | Non
               case_ids: Sequence[str] = (), server: str = "in-process") -> AgentRunResult:
     """Synchronous :func:`run_agent_async`; safe to call where an event loop is already
     running."""
-    coroutine = run_agent_async(spec, agent=agent, agent_model=agent_model,
-                                case_ids=case_ids, server=server)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    return _run_sync(run_agent_async(spec, agent=agent, agent_model=agent_model,
+                                     case_ids=case_ids, server=server))
 
 
 def load_dataset(name: str | Path, split: str | None = None,
