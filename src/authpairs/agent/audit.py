@@ -37,9 +37,8 @@ run's checks are reused from :mod:`authpairs.runs.audit`, below it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
-
-from pydantic import ValidationError
 
 from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.tools import proposed_descriptor, same_operation
@@ -98,19 +97,14 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
     info = store.get_run(run_id)
     if info is None:
         return report
-    try:
-        config = RunConfig.model_validate(info.config.get("resolved", {}))
-    except ValidationError as exc:
-        report.add("run header", "config", f"stored configuration is unreadable: "
-                   f"{str(exc).splitlines()[0]}")
+    config = run_audit.stored_config(
+        report, info, config_sha256=partial(agent_config_sha256, info),
+        mismatch="stored configuration and agent section do not hash to the recorded "
+                 "config_sha256")
+    if config is None:
         return report
-    if agent_config_sha256(info, config) != info.config_sha256:
-        report.add("run header", "config-hash", "stored configuration and agent section do not "
-                   "hash to the recorded config_sha256")
-    try:
-        records = store.case_records(run_id)
-    except AuthpairsError as exc:
-        report.add("case records", "stored-text", str(exc))
+    records = run_audit.stored_records(report, store, run_id)
+    if records is None:
         return report
     calls = _read_calls(report, store, run_id, set(info.expected_case_ids))
     _check_case_records(report, info, records, calls, allow_incomplete)
@@ -124,12 +118,7 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")
     if reviewer is not None:
-        templates = reviewer.template_hashes()
-        if templates != info.template_sha256:
-            changed = sorted(k for k in set(templates) | set(info.template_sha256)
-                             if templates.get(k) != info.template_sha256.get(k))
-            report.add("run header", "template-hash", f"templates differ from the recorded "
-                       f"ones: {', '.join(changed)}")
+        run_audit.recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
         _reparse_calls(report, calls, attempts, reviewer)
     served = _served_cases(report, info, config, dataset, load_dataset)
     if served is not None:

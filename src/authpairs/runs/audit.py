@@ -44,7 +44,7 @@ from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOu
 from authpairs.review.reviewers import BaselineReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig
-from authpairs.runs.records import AttemptRecord, CaseRecord
+from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.reviewed import safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore, header_sha256
@@ -365,6 +365,48 @@ def baseline_parser(name: str) -> Callable[[ChatResponse], ReviewOutcome]:
     return lambda response: ReviewOutcome.decided(Decision(reviewer.decision.value))
 
 
+def stored_config(report: AuditReport, info: RunInfo, *,
+                  config_sha256: Callable[[RunConfig], str] = RunConfig.sha256,
+                  mismatch: str = "stored configuration does not hash to the recorded "
+                                  "config_sha256") -> RunConfig | None:
+    """The run's stored resolved configuration, checked against the header's
+    ``config_sha256``; None when it is unreadable (a ``config`` finding).
+
+    ``config_sha256`` is the run's hash rule (a normal run hashes the configuration itself);
+    where it does not give the recorded hash, ``mismatch`` is a ``config-hash`` finding."""
+    try:
+        config = RunConfig.model_validate(info.config.get("resolved", {}))
+    except ValidationError as exc:
+        report.add("run header", "config", f"stored configuration is unreadable: "
+                   f"{str(exc).splitlines()[0]}")
+        return None
+    if config_sha256(config) != info.config_sha256:
+        report.add("run header", "config-hash", mismatch)
+    return config
+
+
+def stored_records(report: AuditReport, store: RecordStore,
+                   run_id: str) -> list[CaseRecord] | None:
+    """The run's case records; None when their stored text cannot be read (a ``stored-text``
+    finding)."""
+    try:
+        return store.case_records(run_id)
+    except AuthpairsError as exc:
+        report.add("case records", "stored-text", str(exc))
+        return None
+
+
+def recheck_templates(report: AuditReport, templates: dict[str, str],
+                      recorded: dict[str, str]) -> None:
+    """The rebuilt reviewer's template hashes against the recorded ones: a ``template-hash``
+    finding names every template that differs."""
+    if templates != recorded:
+        changed = sorted(k for k in set(templates) | set(recorded)
+                         if templates.get(k) != recorded.get(k))
+        report.add("run header", "template-hash", f"templates differ from the recorded ones: "
+                   f"{', '.join(changed)}")
+
+
 def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
               load_dataset: Callable[[RunConfig], Dataset] | None = None,
               allow_incomplete: bool = False) -> AuditReport:
@@ -387,19 +429,11 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
                               "authpairs.agent.audit.audit_run (authpairs audit) audits the "
                               "rest")
         return report
-    try:
-        config = RunConfig.model_validate(info.config.get("resolved", {}))
-    except ValidationError as exc:
-        report.add("run header", "config", f"stored configuration is unreadable: "
-                   f"{str(exc).splitlines()[0]}")
+    config = stored_config(report, info)
+    if config is None:
         return report
-    if config.sha256() != info.config_sha256:
-        report.add("run header", "config-hash", "stored configuration does not hash to the "
-                   "recorded config_sha256")
-    try:
-        records = store.case_records(run_id)
-    except AuthpairsError as exc:
-        report.add("case records", "stored-text", str(exc))
+    records = stored_records(report, store, run_id)
+    if records is None:
         return report
     recheck_completeness(report, list(info.expected_case_ids), [r.case_id for r in records],
                          allow_incomplete=allow_incomplete)
@@ -412,12 +446,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         return report
     render: Callable[[PublicCase], ChatRequest] = reviewer.render
     parse: Callable[[ChatResponse], ReviewOutcome] = reviewer.parse
-    templates = reviewer.template_hashes()
-    if templates != info.template_sha256:
-        changed = sorted(k for k in set(templates) | set(info.template_sha256)
-                         if templates.get(k) != info.template_sha256.get(k))
-        report.add("run header", "template-hash", f"templates differ from the recorded ones: "
-                   f"{', '.join(changed)}")
+    recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
     recheck_decisions(report, records, attempts, parse)
     if dataset is None:
         if load_dataset is None:
@@ -452,6 +481,9 @@ __all__ = [
     "recheck_effect",
     "recheck_effects",
     "recheck_inputs",
+    "recheck_templates",
     "reparse",
+    "stored_config",
+    "stored_records",
     "verify_chain",
 ]
