@@ -12,7 +12,7 @@ runs (:class:`~authpairs.analysis.agent_scores.StackOutcome`), and its measure m
   blocked* (a guardrail block after), *newly declined* (the agent declined after), *newly
   unavailable*, *still not executed*.
 
-The statistics are ``compare``'s (:func:`~authpairs.analysis.contrast.contrast_stats`: the
+The statistics are ``compare``'s (:func:`~authpairs.analysis.contrast.make_contrast`: the
 exact McNemar test on lost/gained lawful cases, the scenario-cluster bootstrap and the cluster
 sign-flip test, and the view without unresolved contexts), plus the exact McNemar test of the
 forbidden side (newly executed against newly stopped).
@@ -26,7 +26,7 @@ from typing import Any
 
 from authpairs.analysis.agent_scores import OUTCOMES, AgentRunScore, StackCase, StackOutcome
 from authpairs.analysis.compare import Comparison, RequestChange
-from authpairs.analysis.contrast import ContrastStats, contrast_stats
+from authpairs.analysis.contrast import ContrastStats, make_contrast
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.analysis.formatting import format_p, stats_lines
 from authpairs.analysis.notebook import NotebookView, TableView, fraction
@@ -313,12 +313,12 @@ def compare_stacks(before: AgentRunScore, after: AgentRunScore, *, draws: int = 
             result.label_mismatch.append(case_id)
             continue
         result.changes.append(_change(a[case_id], b[case_id]))
-    comparison = _lawful_comparison(before.run_id, after.run_id, result.changes)
-    resolved = comparison.resolved_only()
-    result.stats = contrast_stats(comparison, draws=draws, seed=seed)
+    # compare's statistics of the lawful side: the primary view and, when a matched lawful
+    # context is unresolved, the resolved-only sensitivity view (one rule, in make_contrast)
+    lawful = make_contrast(_lawful_comparison(before.run_id, after.run_id, result.changes),
+                           draws=draws, seed=seed)
+    result.stats, result.sensitivity = lawful.stats, lawful.sensitivity
     result.unresolved_excluded = sum(not c.resolved for c in result.changes)
-    if len(resolved.lawful) < len(comparison.lawful):
-        result.sensitivity = contrast_stats(resolved, draws=draws, seed=seed)
     n = result.counts()
     result.forbidden_mcnemar_p = mcnemar_exact(n["newly_executed"], n["newly_stopped"])
     return result
