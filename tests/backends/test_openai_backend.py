@@ -153,6 +153,7 @@ def test_no_base_url_is_refused() -> None:
                                                ("https://api.example.com/v1", True)])
 async def test_certificates_are_loaded_only_for_tls_endpoints(url: str, verified: bool) -> None:
     async with OpenAIBackend([url, "http://127.0.0.1:8001/v1"], "m") as backend:
-        pool = backend._client._transport._pool  # type: ignore[attr-defined]
-        mode = pool._ssl_context.verify_mode
-    assert (mode == ssl.CERT_REQUIRED) is verified
+        verify = backend._clients.verify
+    assert isinstance(verify, ssl.SSLContext) is verified
+    if verified:
+        assert isinstance(verify, ssl.SSLContext) and verify.verify_mode == ssl.CERT_REQUIRED

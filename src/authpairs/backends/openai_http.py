@@ -45,6 +45,7 @@ from authpairs.backends.base import (
     TransportError,
 )
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
+from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
@@ -183,14 +184,16 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
-def check_status(base_url: str, status: int, headers: httpx.Headers, text: str) -> None:
+def check_status(base_url: str, reply: httpx.Response) -> None:
     """HTTP 429 and 5xx raise :class:`TransportError` (``Retry-After`` kept), other 4xx
-    :class:`BackendError`; anything below 400 passes."""
+    :class:`BackendError`, each with the start of the body (read only then); anything below
+    400 passes."""
+    status = reply.status_code
     if status == 429 or status >= 500:
-        raise TransportError(f"{base_url}: HTTP {status}: {text[:200]}",
-                             retry_after=retry_after_seconds(headers.get("retry-after")))
+        raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}",
+                             retry_after=retry_after_seconds(reply.headers.get("retry-after")))
     if status >= 400:
-        raise BackendError(f"{base_url}: HTTP {status}: {text[:500]}")
+        raise BackendError(f"{base_url}: HTTP {status}: {reply.text[:500]}")
 
 
 #: A streamed reply may hold this many events beyond its output limit (the role, finish and usage
@@ -328,16 +331,11 @@ class OpenAIBackend:
         headers = {"Content-Type": "application/json"}  # every call POSTs a JSON body
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        # With a cap, the pool holds no more connections than requests can be in flight.
-        pool = (None if concurrency_per_endpoint is None
-                else concurrency_per_endpoint * len(self._endpoints))
         # Plain-HTTP endpoints only (local servers) and no redirects followed: no TLS connection
         # can be made, so no certificate store is loaded (a noticeable part of start-up).
         tls = any(e.urls["chat/completions"].scheme != "http" for e in self._endpoints)
-        self._client = httpx.AsyncClient(
-            headers=headers, transport=transport, timeout=httpx.Timeout(deadline_s),
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool or 32),
-            verify=tls, follow_redirects=False)
+        self._clients = ClientPool(tls=tls, headers=headers, transport=transport,
+                                   timeout=httpx.Timeout(deadline_s), follow_redirects=False)
 
     @classmethod
     def from_config(cls, config: OpenAIBackendConfig) -> OpenAIBackend:
@@ -359,7 +357,7 @@ class OpenAIBackend:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()
 
     def describe(self) -> dict[str, Any]:
         """Endpoints, model name, the cap on requests in flight and whether replies are streamed,
@@ -409,11 +407,12 @@ class OpenAIBackend:
         """One JSON POST answered in one piece, within the deadline (the whole reply is the
         only progress): the body, the latency and the endpoint."""
         endpoint = self._pick()
-        async with self._slot(endpoint), self._clock(endpoint):
+        async with self._slot(endpoint), self._clock(endpoint), \
+                self._clients.client() as client:
             started = time.perf_counter()
-            reply = await self._client.post(endpoint.urls[path], content=json.dumps(payload))
+            reply = await client.post(endpoint.urls[path], content=json.dumps(payload))
             elapsed = time.perf_counter() - started
-        check_status(endpoint.base_url, reply.status_code, reply.headers, reply.text)
+        check_status(endpoint.base_url, reply)
         try:
             return read_body(reply.content), elapsed, endpoint.base_url
         except (ValueError, RecursionError) as exc:
@@ -427,17 +426,17 @@ class OpenAIBackend:
         endpoint = self._pick()
         payload = {**payload, "stream": True,
                    "stream_options": {"include_usage": True, **payload.get("stream_options", {})}}
-        async with self._slot(endpoint), self._clock(endpoint) as clock:
+        async with self._slot(endpoint), self._clock(endpoint) as clock, \
+                self._clients.client() as client:
             started = time.perf_counter()
             # "Connection: close": llama.cpp's server closes the connection after a streamed
             # reply although it advertises keep-alive, and a request sent on that connection in
             # the meantime would fail without reaching it. A loopback connect costs nothing.
-            async with self._client.stream("POST", endpoint.urls[path],
-                                           content=json.dumps(payload),
-                                           headers={"Connection": "close"}) as reply:
+            async with client.stream("POST", endpoint.urls[path], content=json.dumps(payload),
+                                     headers={"Connection": "close"}) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
-                    check_status(endpoint.base_url, reply.status_code, reply.headers, reply.text)
+                    check_status(endpoint.base_url, reply)
                 content, body = b"", None
                 if not reply.headers.get("content-type", "").startswith("text/event-stream"):
                     content = await reply.aread()  # a server that ignores "stream": one body

@@ -31,8 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import DEFAULT_DEADLINE_S, SamplingConfig
+from authpairs.backends.connections import ClientPool
+from authpairs.backends.openai_http import check_status
 from authpairs.cases.models import PublicCase
-from authpairs.errors import BackendError, ReviewerError, TransportError
+from authpairs.errors import ReviewerError, TransportError
 from authpairs.review.guardrails.answers import case_request, check_parser, parse_with
 from authpairs.review.guardrails.labels import normalise
 from authpairs.review.guardrails.registry import GuardrailFactory
@@ -86,14 +88,14 @@ class HttpGuardrailReviewer:
             get_interface(options.interface) if options.send == "prompt" else None)
         token = os.environ.get(options.api_key_env) if options.api_key_env else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.AsyncClient(headers=headers, transport=transport,
-                                         timeout=httpx.Timeout(options.deadline_s))
+        self._clients = ClientPool(tls=options.url.startswith("https:"), headers=headers,
+                                   transport=transport, timeout=httpx.Timeout(options.deadline_s))
 
     async def __aenter__(self) -> HttpGuardrailReviewer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()
 
     def render(self, case: PublicCase) -> ChatRequest:
         """The public case, or the configured interface's prompt for it."""
@@ -113,14 +115,12 @@ class HttpGuardrailReviewer:
         url = self.options.url
         started = time.perf_counter()
         try:
-            reply = await asyncio.wait_for(self._client.post(url, json=self._body(request)),
-                                           timeout=self.options.deadline_s)
+            async with self._clients.client() as client:
+                reply = await asyncio.wait_for(client.post(url, json=self._body(request)),
+                                               timeout=self.options.deadline_s)
         except (httpx.TransportError, TimeoutError) as exc:
             raise TransportError(f"{url}: {type(exc).__name__}: {exc}") from exc
-        if reply.status_code == 429 or reply.status_code >= 500:
-            raise TransportError(f"{url}: HTTP {reply.status_code}: {reply.text[:200]}")
-        if reply.status_code >= 400:
-            raise BackendError(f"{url}: HTTP {reply.status_code}: {reply.text[:500]}")
+        check_status(url, reply)
         return ChatResponse(text=reply.text, finish_reason="stop",
                             latency_s=time.perf_counter() - started, endpoint=url)
 
