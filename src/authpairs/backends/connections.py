@@ -21,44 +21,51 @@ from typing import Any
 
 import httpx
 
-ONE_CONNECTION = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+CONNECTIONS_PER_CLIENT = 4
+"""How many requests one client carries at once (each on its own kept-alive connection)."""
 
 
 class ClientPool:
-    """Single-connection :class:`httpx.AsyncClient` objects, one per request in flight.
+    """Small :class:`httpx.AsyncClient` objects, each carrying at most ``per_client`` requests.
 
     ``client_options`` are passed to every client (headers, timeout, transport, redirects);
     ``tls``: whether any endpoint is HTTPS (then one certificate store is loaded, for all
     clients; otherwise none is).
     """
 
-    def __init__(self, *, tls: bool, **client_options: Any) -> None:
+    def __init__(self, *, tls: bool, per_client: int = CONNECTIONS_PER_CLIENT,
+                 **client_options: Any) -> None:
+        self.per_client = per_client
         self.verify: ssl.SSLContext | bool = httpx.create_ssl_context() if tls else False
         """The TLS context every client uses (False: plain HTTP only, no certificates loaded)."""
         self._options = client_options
-        self._idle: list[httpx.AsyncClient] = []
         self._clients: list[httpx.AsyncClient] = []
+        self._in_use: list[int] = []  # requests in flight on each client
 
     @contextlib.asynccontextmanager
     async def client(self) -> AsyncIterator[httpx.AsyncClient]:
-        """A client no other request is using until the block ends (its response read)."""
-        client = self._idle.pop() if self._idle else self._new()
+        """A client with a free connection for one request, held until the block ends (its
+        response read)."""
+        per = self.per_client
+        number = next((n for n, used in enumerate(self._in_use) if used < per), None)
+        if number is None:
+            number = len(self._clients)
+            self._clients.append(httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=per, max_keepalive_connections=per),
+                verify=self.verify, **self._options))
+            self._in_use.append(0)
+        self._in_use[number] += 1
         try:
-            yield client
+            yield self._clients[number]
         finally:
-            self._idle.append(client)
-
-    def _new(self) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(limits=ONE_CONNECTION, verify=self.verify, **self._options)
-        self._clients.append(client)
-        return client
+            self._in_use[number] -= 1
 
     def __len__(self) -> int:
-        """How many clients (connections at most) the pool holds."""
+        """How many clients the pool holds."""
         return len(self._clients)
 
     async def aclose(self) -> None:
         """Close every client and its connection."""
-        clients, self._clients, self._idle = self._clients, [], []
+        clients, self._clients, self._in_use = self._clients, [], []
         for client in clients:
             await client.aclose()

@@ -1,0 +1,127 @@
+"""One httpx client against authpairs' pool of small clients, many requests in flight.
+
+httpx's connection pool re-examines every connection on each request event, so one client's CPU
+per request grows with the number of requests in flight; :class:`authpairs.backends.connections.
+ClientPool` spreads them over clients of ``CONNECTIONS_PER_CLIENT`` connections. Both POST the
+same 2,000 pre-rendered bodies to the local stub (``bench/openai_stub.py``, pinned to the last
+CPU), at each latency and number in flight, in one process each (the variants alternating):
+
+* ``one client`` -- ``httpx.AsyncClient`` with as many connections as requests in flight, as in
+  ``bench/bare_client.py``;
+* ``client pool`` -- the same requests through ``ClientPool``.
+
+    python bench/bench_http_clients.py [--latencies 50,0] [--in-flight 16,64] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_overhead import start_stub, write_inputs  # noqa: E402
+
+VARIANTS = ("one client", "client pool")
+
+
+async def _send(bodies: list[str], base_url: str, in_flight: int, variant: str) -> int:
+    from authpairs.backends.connections import ClientPool
+
+    pending = iter(bodies)
+    answers = 0
+    options = {"base_url": base_url, "timeout": 600.0,
+               "headers": {"Content-Type": "application/json"}}
+    pool = ClientPool(tls=False, **options)
+    single = httpx.AsyncClient(limits=httpx.Limits(max_connections=in_flight,
+                                                   max_keepalive_connections=in_flight),
+                               **options)  # type: ignore[arg-type]
+
+    async def worker() -> None:
+        nonlocal answers
+        for body in pending:
+            if variant == "one client":
+                reply = await single.post("/chat/completions", content=body)
+            else:
+                async with pool.client() as client:
+                    reply = await client.post("/chat/completions", content=body)
+            reply.raise_for_status()
+            reply.json()
+            answers += 1
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+    finally:
+        await single.aclose()
+        await pool.aclose()
+    return answers
+
+
+def _child(bodies_path: str, base_url: str, in_flight: int, variant: str) -> None:
+    bodies = Path(bodies_path).read_text().splitlines()
+    wall, cpu = time.perf_counter(), time.process_time()
+    answers = asyncio.run(_send(bodies, base_url, in_flight, variant))
+    print(json.dumps({"answers": answers, "wall_s": time.perf_counter() - wall,
+                      "cpu_s": time.process_time() - cpu}))
+
+
+def main() -> None:
+    """Parse arguments, time every variant, print a Markdown table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latencies", default="50,0")
+    parser.add_argument("--in-flight", default="16,64")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
+        return
+    rows = []
+    with tempfile.TemporaryDirectory() as name:
+        _, bodies = write_inputs(Path(name), args.cases)
+        for latency in [float(x) for x in args.latencies.split(",") if x]:
+            stub, url = start_stub(latency)
+            try:
+                for in_flight in [int(x) for x in args.in_flight.split(",") if x]:
+                    for _ in range(args.repeat):
+                        for variant in VARIANTS:
+                            out = subprocess.run(
+                                [sys.executable, __file__, "--child", str(bodies), url,
+                                 str(in_flight), variant],
+                                check=True, capture_output=True, text=True).stdout
+                            result = json.loads(out.strip().splitlines()[-1])
+                            assert result["answers"] == args.cases
+                            rows.append((latency, in_flight, variant, result["wall_s"],
+                                         result["cpu_s"]))
+                            print(f"{latency:>4g} ms {in_flight:>3} in flight {variant:<12} "
+                                  f"{result['wall_s']:6.2f} s wall {result['cpu_s']:6.2f} s CPU",
+                                  flush=True)
+            finally:
+                stub.terminate()
+                stub.wait()
+    print("\n| stub latency | in flight | variant | median wall (s) | median CPU (s) |\n"
+          "|---|---|---|---|---|")
+    for key in sorted({(r[0], r[1]) for r in rows}, key=lambda k: (-k[0], k[1])):
+        for variant in VARIANTS:
+            mine = [r for r in rows if (r[0], r[1]) == key and r[2] == variant]
+            print(f"| {key[0]:g} ms | {key[1]} | {variant} | "
+                  f"{statistics.median(r[3] for r in mine):.2f} | "
+                  f"{statistics.median(r[4] for r in mine):.2f} |")
+    load = "/".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\nLoad average {load} on {os.cpu_count()} CPUs; {args.cases:,} requests each.")
+
+
+if __name__ == "__main__":
+    main()
