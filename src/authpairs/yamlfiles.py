@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 
@@ -20,6 +19,8 @@ def read_yaml_mapping(path: str | Path, what: str, error: type[Exception],
     is appended to the message when the top level is not a mapping. An empty file is an empty
     mapping.
     """
+    import yaml  # loaded by the commands that read a YAML file, not by every start
+
     p = Path(path)
     try:
         raw = yaml.safe_load(p.read_text(encoding="utf-8"))

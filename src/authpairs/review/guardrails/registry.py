@@ -136,6 +136,8 @@ def option_overrides(pairs: list[str]) -> dict[str, Any]:
     """Configuration overrides from ``KEY=VALUE`` pairs (``authpairs run --guardrail-option``):
     ``reviewer.guardrail_options.KEY`` = VALUE read as YAML (``stop=["\\n"]`` is a list,
     ``config=rails`` a string); a dotted KEY sets a nested option."""
+    if not pairs:
+        return {}
     import yaml
 
     overrides: dict[str, Any] = {}
