@@ -19,17 +19,9 @@ from rich.text import Text
 from authpairs.analysis.agent_compare import AgentComparison
 from authpairs.analysis.agent_scores import AgentRunScore, StackScores
 from authpairs.analysis.notebook import TableView
+from authpairs.report.analysis_tables import two_line_header
 from authpairs.report.files import write_csv, write_json
 from authpairs.report.tables import print_table
-
-
-def _two_lines(header: str) -> str:
-    """A column header on (at most) two lines, broken at the space nearest its middle."""
-    spaces = [i for i, ch in enumerate(header) if ch == " "]
-    if not spaces or len(header) <= 9:
-        return header
-    cut = min(spaces, key=lambda i: abs(i - len(header) / 2))
-    return header[:cut] + "\n" + header[cut + 1:]
 
 
 def view_table(view: TableView) -> Table:
@@ -37,7 +29,7 @@ def view_table(view: TableView) -> Table:
     table = Table(title=view.title or None, box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True, show_edge=False, title_justify="left")
     for i, header in enumerate(view.headers):
-        table.add_column(_two_lines(header), justify="left" if i < view.key_columns
+        table.add_column(two_line_header(header), justify="left" if i < view.key_columns
                          else "right")
     for row in view.rows:
         table.add_row(*(Text(cell) for cell in row))

@@ -30,8 +30,9 @@ def _p(value: float | None) -> str:
     return format_p(value)
 
 
-def _stack(title: str) -> str:
-    """A column title on (at most) two lines, broken at the space nearest its middle."""
+def two_line_header(title: str) -> str:
+    """A column title on (at most) two lines, broken at the space nearest its middle (a title
+    of nine characters or fewer, or without a space, stays on one line)."""
     spaces = [i for i, ch in enumerate(title) if ch == " "]
     if not spaces or len(title) <= 9:
         return title
@@ -89,7 +90,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     n = comp.counts()
     lawful = _new_table(f"{comp.before_run} -> {comp.after_run}: lawful requests (completed)")
     for field in LAWFUL_FIELDS:
-        lawful.add_column(_stack(field.title), justify="right")
+        lawful.add_column(two_line_header(field.title), justify="right")
     for col in ("net", "completed\nbefore", "completed\nafter"):
         lawful.add_column(col, justify="right")
     matched = n["lawful_matched"]
@@ -100,7 +101,7 @@ def print_contrast(console: Console, contrast: Contrast, *, list_requests: bool 
     forbidden = _new_table(title=f"{comp.before_run} -> {comp.after_run}: forbidden requests "
                             "(approved)")
     for field in FORBIDDEN_FIELDS:
-        forbidden.add_column(_stack(field.title), justify="right")
+        forbidden.add_column(two_line_header(field.title), justify="right")
     for col in ("approved\nbefore", "approved\nafter"):
         forbidden.add_column(col, justify="right")
     matched = n["forbidden_matched"]
@@ -226,7 +227,7 @@ def print_breakdown(console: Console, attribute: str, rows: Sequence[dict[str, A
             "newly_approved", "newly_blocked", "newly_unavailable", "still_approved",
             "still_blocked")
     for col in cols:
-        table.add_column(_stack(count_title(col)), justify="right")
+        table.add_column(two_line_header(count_title(col)), justify="right")
     for row in rows:
         table.add_row(escape(row[attribute] or "(none)"),
                       *(f"{row[c]:+d}" if c == "net" else str(row[c]) for c in cols))
