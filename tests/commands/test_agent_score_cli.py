@@ -4,17 +4,17 @@ line for an agent run given with a guardrail run."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 import re
 from pathlib import Path
 
 import pytest
-from tests.analysis.agent_fixtures import F_ADDRESS, L_REFUND2, record_examples
+from tests.agent_records import record_agent_and_plain_runs
+from tests.analysis.agent_fixtures import F_ADDRESS, L_REFUND2
 from typer.testing import CliRunner
 
-from authpairs.api import agent_compare, agent_score, run
+from authpairs.api import agent_compare, agent_score
 from authpairs.cli import app
 
 runner = CliRunner()
@@ -25,11 +25,7 @@ COUNTS = ("n", "agent_declined", "guardrail_blocked", "unavailable", "executed",
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("agent-cli") / "records.sqlite"
-    asyncio.run(record_examples(path))
-    run({"dataset": "examples", "reviewer": {"baseline": "always-allow"},
-         "records": str(path), "run_id": "plain"})
-    return path
+    return record_agent_and_plain_runs(tmp_path_factory.mktemp("agent-cli") / "records.sqlite")
 
 
 def _terminal_counts(output: str, key: str = "all") -> dict[str, list[int]]:

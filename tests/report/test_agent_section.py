@@ -4,7 +4,6 @@ offline page, and one error for an agent run compared with a guardrail run."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 import re
@@ -12,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.api import agent_compare, agent_score, run
+from authpairs.api import agent_compare, agent_score
 from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
-from tests.analysis.agent_fixtures import record_examples
+from tests.agent_records import record_agent_and_plain_runs
 
 COUNTS = {"cases": "n", "agent_declined": "agent_declined",
           "guardrail_blocked": "guardrail_blocked", "unavailable": "unavailable",
@@ -27,11 +26,7 @@ COUNTS = {"cases": "n", "agent_declined": "agent_declined",
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("agent-report") / "records.sqlite"
-    asyncio.run(record_examples(path))
-    run({"dataset": "examples", "reviewer": {"baseline": "always-allow"},
-         "records": str(path), "run_id": "plain"})
-    return path
+    return record_agent_and_plain_runs(tmp_path_factory.mktemp("agent-report") / "records.sqlite")
 
 
 @pytest.fixture(scope="module")
