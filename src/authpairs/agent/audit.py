@@ -38,7 +38,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.tools import proposed_descriptor, same_operation
@@ -58,6 +60,8 @@ from authpairs.runs.store import RecordStore
 
 THROUGH = frozenset({CallResult.EXECUTED, CallResult.ALLOWED})
 """Results of a call that went through (:attr:`CaseRecord.went_through` of its review)."""
+
+_Row = TypeVar("_Row", bound=BaseModel)
 
 
 def is_agent_run(info: RunInfo) -> bool:
@@ -131,6 +135,21 @@ def _name(call: AgentCall | tuple[str, int]) -> str:
     return f"agent call {call_no} of case '{case_id}'"
 
 
+def _read_row(report: AuditReport, name: str, text: str, digest: str, model: type[_Row], *,
+              what: str, hash_check: str, parse_check: str) -> _Row | None:
+    """A stored row's ``text`` read as ``model`` after checking it against its SHA-256
+    ``digest``; None when it does not match (a ``hash_check`` finding) or does not parse (a
+    ``parse_check`` finding). ``what`` names the row in the findings."""
+    if text_sha256(text) != digest:
+        report.add(name, hash_check, f"stored {what} does not match its SHA-256")
+        return None
+    try:
+        return model.model_validate_json(text)
+    except ValueError as exc:
+        report.add(name, parse_check, f"unreadable {what}: {str(exc).splitlines()[0][:160]}")
+        return None
+
+
 def _read_calls(report: AuditReport, store: RecordStore, run_id: str,
                 expected: set[str]) -> dict[str, list[AgentCall]]:
     """The calls that check out against their rows, by case in call order; each problem is a
@@ -139,13 +158,9 @@ def _read_calls(report: AuditReport, store: RecordStore, run_id: str,
     for case_id, call_no, text, digest in store.agent_call_rows(run_id):
         name = _name((case_id, call_no))
         report.count("agent calls")
-        if text_sha256(text) != digest:
-            report.add(name, "agent-call-hash", "stored call does not match its SHA-256")
-            continue
-        try:
-            call = AgentCall.model_validate_json(text)
-        except ValueError as exc:
-            report.add(name, "agent-call", f"unreadable call: {str(exc).splitlines()[0][:160]}")
+        call = _read_row(report, name, text, digest, AgentCall, what="call",
+                         hash_check="agent-call-hash", parse_check="agent-call")
+        if call is None:
             continue
         if (call.run_id, call.case_id, call.call_no) != (run_id, case_id, call_no):
             report.add(name, "agent-call", f"the call says run '{call.run_id}', case "
@@ -358,14 +373,9 @@ def _check_trajectories(report: AuditReport, store: RecordStore, run_id: str,
     for case_id, text, digest in store.agent_trajectory_rows(run_id):
         name = f"trajectory of case '{case_id}'"
         report.count("trajectories")
-        if text_sha256(text) != digest:
-            report.add(name, "agent-trajectory", "stored trajectory does not match its SHA-256")
-            continue
-        try:
-            trajectory = Trajectory.model_validate_json(text)
-        except ValueError as exc:
-            report.add(name, "agent-trajectory", f"unreadable trajectory: "
-                       f"{str(exc).splitlines()[0][:160]}")
+        trajectory = _read_row(report, name, text, digest, Trajectory, what="trajectory",
+                               hash_check="agent-trajectory", parse_check="agent-trajectory")
+        if trajectory is None:
             continue
         if (trajectory.run_id, trajectory.case_id) != (run_id, case_id):
             report.add(name, "agent-trajectory", f"the trajectory says run "
