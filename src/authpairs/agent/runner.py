@@ -31,6 +31,7 @@ from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.backends.base import BackendError, TransportError
 from authpairs.backends.tool_chat import ToolCall, ToolChat, ToolChatResponse
 from authpairs.runs.agent_config import AgentModelConfig
+from authpairs.runs.retry import RetryPolicy
 
 log = logging.getLogger("authpairs.agent")
 
@@ -73,8 +74,7 @@ class AgentLoop:
         self.chat = chat
         self.settings = settings
         self.run_id = run_id
-        self.retries = retries
-        self.backoff_s = backoff_s
+        self.retry = RetryPolicy(retries, backoff_s)
         self._tools: list[dict[str, Any]] | None = None
 
     async def tools(self) -> list[dict[str, Any]]:
@@ -86,15 +86,16 @@ class AgentLoop:
 
     async def _turn(self, messages: list[dict[str, Any]],
                     tools: list[dict[str, Any]]) -> ToolChatResponse:
-        """One model turn; transport failures are retried with backoff."""
-        for attempt in range(self.retries + 1):
+        """One model turn; transport failures are retried with backoff (a server's
+        ``Retry-After``, where it sent one, in place of the backoff)."""
+        for number in self.retry.attempts:
             try:
                 return await self.chat.chat(messages, tools, self.settings.sampling)
             except TransportError as exc:
-                if attempt == self.retries:
+                if not self.retry.retried(number):
                     raise
-                wait = exc.retry_after if exc.retry_after is not None else (
-                    self.backoff_s * 2 ** attempt)
+                wait = (exc.retry_after if exc.retry_after is not None
+                        else self.retry.backoff(number))
                 log.warning("agent model: %s; retrying in %.1f s", exc, wait)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")

@@ -38,6 +38,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Dispatch
 from authpairs.review.reviewers import Reviewer
+from authpairs.runs.retry import RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse
 
 log = logging.getLogger("authpairs.runs")
@@ -70,8 +71,7 @@ class CaseRunner:
         self.reviewer = reviewer
         self.enforcer = enforcer
         self.deadline_s = deadline_s
-        self.infra_retries = infra_retries
-        self.backoff_s = backoff_s
+        self.retry = RetryPolicy(infra_retries, backoff_s)
         self.on_retry = on_retry
 
     async def review(self, case: Case, request: ChatRequest | None = None) -> Review:
@@ -79,13 +79,13 @@ class CaseRunner:
         retries, then :meth:`conclude`. The review has no response when every attempt failed
         in transport."""
         review = Review(request if request is not None else self.reviewer.render(case.public))
-        for number in range(1, self.infra_retries + 2):
+        for number in self.retry.attempts:
             started = time.perf_counter()
             try:
                 response = await self._ask(review.request)
             except TransportError as exc:
                 review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
-                if number <= self.infra_retries:
+                if self.retry.retried(number):
                     await self._wait_to_retry(case, number, exc)
                 continue
             review.attempts.append(Attempt(number, time.perf_counter() - started))
@@ -113,7 +113,7 @@ class CaseRunner:
     def retry_delay(self, number: int, exc: TransportError) -> float:
         """Seconds to wait after failed attempt ``number``: exponential backoff, or the server's
         ``Retry-After`` where longer (up to :data:`MAX_RETRY_AFTER_S`)."""
-        delay: float = self.backoff_s * 2.0 ** (number - 1)
+        delay = self.retry.backoff(number)
         if exc.retry_after is not None:
             delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
         return delay
