@@ -1,15 +1,16 @@
-"""One kept-alive connection per request in flight: a pool of single-connection httpx clients.
+"""Requests in flight spread over several small httpx clients instead of one large one.
 
 httpx's connection pool (httpcore) re-examines every connection it holds -- and every waiting
-request against every connection -- each time a request starts or a response closes, so its CPU
-cost per request grows with the number of connections. With many requests in flight against a
-fast server (vLLM on a GPU, a local stub) that client-side cost, not the server, bounds the run
-(``bench/bench_overhead.py`` measures it). A client that holds one connection examines one.
+request against every connection -- each time a request starts or a response closes, so one
+client's CPU cost per request grows with the number of requests in flight. With many in flight
+(vLLM on a GPU serves dozens at once) that client-side cost, not the server, bounds the run
+(``bench/bench_http_clients.py`` measures it). A client that carries a few requests examines a
+few connections.
 
-:class:`ClientPool` hands each request in flight a client of its own: made on first need, kept
-(with its connection alive) for the next request, so the pool holds as many clients as there
-were requests in flight at once. Headers, timeouts and TLS settings are the caller's, shared by
-every client (one TLS context for all of them).
+:class:`ClientPool` hands each request a client that carries fewer than ``per_client`` requests
+at that moment (each on its own kept-alive connection), making a new client only when all are
+full, so the pool holds about (requests in flight) / ``per_client`` clients. Headers, timeouts
+and TLS settings are the caller's, shared by every client (one TLS context for all of them).
 """
 
 from __future__ import annotations
