@@ -83,6 +83,7 @@ def _round_trip(text: str, kind: str) -> None:
         assert authpairs.score(f"{db}::odd")
 
 
+@pytest.mark.slow  # ten whole runs through the CLI path; the guardrail variant below stays fast
 @settings(max_examples=5, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
 @given(ANSWERS)

@@ -240,6 +240,7 @@ _FACTS = st.fixed_dictionaries({}, optional={
     **{n: st.sampled_from(pool) for n, pool in _TYPED_FACTS.items()}})
 
 
+@pytest.mark.slow  # 100 random expressions; the worked examples above stay in the fast suite
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expr=_EXPRESSIONS, facts=_FACTS)
 def test_differential_time_arithmetic(expr: Expr, facts: dict[str, TypedFact]) -> None:
