@@ -8,9 +8,16 @@ CPU), at each latency and number in flight, in one process each (the variants al
 
 * ``one client`` -- ``httpx.AsyncClient`` with as many connections as requests in flight, as in
   ``bench/bare_client.py``;
-* ``client pool`` -- the same requests through ``ClientPool``.
+* ``pool of N`` -- the same requests through ``ClientPool(per_client=N)``, for each N of
+  ``--per-client`` (authpairs uses ``CONNECTIONS_PER_CLIENT``).
+
+Fewer connections per client cost less CPU per request, which decides a run that is CPU-bound
+(many in flight, a fast server); with a server that takes 50 ms and 16 in flight, larger clients
+answer each request sooner (less time queued in the event loop between request events), which
+decides a run that is latency-bound. ``CONNECTIONS_PER_CLIENT`` is chosen from both.
 
     python bench/bench_http_clients.py [--latencies 50,0] [--in-flight 16,64] [--repeat 3]
+        [--per-client 4,8,16] [--write]
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -33,17 +41,16 @@ sys.path.insert(0, str(HERE))
 
 from bench_overhead import start_stub, write_inputs  # noqa: E402
 
-VARIANTS = ("one client", "client pool")
-
 
 async def _send(bodies: list[str], base_url: str, in_flight: int, variant: str) -> int:
     from authpairs.backends.connections import ClientPool
 
+    per_client = int(variant.removeprefix("pool of ")) if variant != "one client" else 1
     pending = iter(bodies)
     answers = 0
     options = {"base_url": base_url, "timeout": 600.0,
                "headers": {"Content-Type": "application/json"}}
-    pool = ClientPool(tls=False, **options)
+    pool = ClientPool(tls=False, per_client=per_client, **options)
     single = httpx.AsyncClient(limits=httpx.Limits(max_connections=in_flight,
                                                    max_keepalive_connections=in_flight),
                                **options)  # type: ignore[arg-type]
@@ -83,11 +90,14 @@ def main() -> None:
     parser.add_argument("--in-flight", default="16,64")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--per-client", default="4,8,16")
+    parser.add_argument("--write", action="store_true")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
         return
+    variants = ["one client", *(f"pool of {n}" for n in args.per_client.split(",") if n)]
     rows = []
     with tempfile.TemporaryDirectory() as name:
         _, bodies = write_inputs(Path(name), args.cases)
@@ -96,7 +106,7 @@ def main() -> None:
             try:
                 for in_flight in [int(x) for x in args.in_flight.split(",") if x]:
                     for _ in range(args.repeat):
-                        for variant in VARIANTS:
+                        for variant in variants:
                             out = subprocess.run(
                                 [sys.executable, __file__, "--child", str(bodies), url,
                                  str(in_flight), variant],
@@ -111,16 +121,29 @@ def main() -> None:
             finally:
                 stub.terminate()
                 stub.wait()
-    print("\n| stub latency | in flight | variant | median wall (s) | median CPU (s) |\n"
-          "|---|---|---|---|---|")
+    lines = ["| stub latency | in flight | variant | median wall (s) | median CPU (s) |",
+             "|---|---|---|---|---|"]
     for key in sorted({(r[0], r[1]) for r in rows}, key=lambda k: (-k[0], k[1])):
-        for variant in VARIANTS:
+        for variant in variants:
             mine = [r for r in rows if (r[0], r[1]) == key and r[2] == variant]
-            print(f"| {key[0]:g} ms | {key[1]} | {variant} | "
-                  f"{statistics.median(r[3] for r in mine):.2f} | "
-                  f"{statistics.median(r[4] for r in mine):.2f} |")
+            lines.append(f"| {key[0]:g} ms | {key[1]} | {variant} | "
+                         f"{statistics.median(r[3] for r in mine):.2f} | "
+                         f"{statistics.median(r[4] for r in mine):.2f} |")
     load = "/".join(f"{v:.1f}" for v in os.getloadavg())
-    print(f"\nLoad average {load} on {os.cpu_count()} CPUs; {args.cases:,} requests each.")
+    table = "\n".join(lines)
+    print(f"\n{table}\n\nLoad average {load} on {os.cpu_count()} CPUs; {args.cases:,} requests "
+          "each.")
+    if args.write:
+        from authpairs.backends.connections import CONNECTIONS_PER_CLIENT
+
+        stamp = datetime.now(UTC).date().isoformat()
+        command = " ".join(sys.argv[1:]).replace(" --write", "").replace("--write", "").strip()
+        (HERE / "results" / "http_clients.md").write_text(
+            f"## HTTP clients ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} requests, "
+            f"{args.repeat} rounds)\n\n`python bench/bench_http_clients.py {command}` (one "
+            f"process per variant, stub pinned to the last CPU; load average {load} at the "
+            f"end). authpairs' clients carry {CONNECTIONS_PER_CLIENT} connections each "
+            f"(`CONNECTIONS_PER_CLIENT`).\n\n{table}\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -24,3 +24,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --no-deps -e .
     echo "$want" > "$stamp"
 fi
+# The editable install runs authpairs from src/: compile it, as pip compiles an installed wheel,
+# so that every command does not compile its modules again where Python is told not to write
+# bytecode (PYTHONDONTWRITEBYTECODE). Only changed modules are compiled.
+.venv/bin/python -m compileall -q src/authpairs

@@ -10,7 +10,7 @@ import httpx
 
 from authpairs.backends.base import ChatRequest
 from authpairs.backends.config import SamplingConfig
-from authpairs.backends.connections import ClientPool
+from authpairs.backends.connections import CONNECTIONS_PER_CLIENT, ClientPool
 from authpairs.backends.openai_http import OpenAIBackend
 
 ANSWER = {"choices": [{"index": 0, "finish_reason": "stop",
@@ -56,9 +56,10 @@ async def test_the_backend_makes_as_many_clients_as_requests_were_in_flight() ->
     backend = OpenAIBackend(["http://a/v1"], "m", transport=httpx.MockTransport(handle))
     request = ChatRequest(messages=[{"role": "user", "content": "hi"}])
     async with backend:
-        for _ in range(3):  # three rounds of five at once: two clients (4 + 1), reused
+        at_once = CONNECTIONS_PER_CLIENT + 1
+        for _ in range(3):  # three rounds, one more at once than a client carries: two clients
             answers = await asyncio.gather(*(backend.complete(request, SamplingConfig())
-                                             for _ in range(5)))
-            assert [a.text for a in answers] == ['{"decision": "ALLOW"}'] * 5
-        assert most == 5
+                                             for _ in range(at_once)))
+            assert [a.text for a in answers] == ['{"decision": "ALLOW"}'] * at_once
+        assert most == at_once
         assert len(backend._clients) == 2
