@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from authpairs.cases.dataset import DatasetError, Manifest, manifest_of, parse_line
+from authpairs.cases.dataset import DatasetError, Manifest, manifest_and_ids, parse_line
 from authpairs.cases.models import Case
 
 
@@ -111,24 +111,17 @@ class CaseFile:
         """One pass over the selected cases (made once): each is validated and checked, and
         duplicate ids are refused."""
         if self._survey is None:
-            ids: list[str] = []
-            seen: set[str] = set()
             effects = False
 
             def checked() -> Iterator[Case]:
                 nonlocal effects
                 for case in self:
-                    if case.case_id in seen:
-                        raise DatasetError(self.name, "duplicate case id", record=case.case_id,
-                                           field="case_id")
-                    seen.add(case.case_id)
-                    ids.append(case.case_id)
                     effects = effects or case.public.effect is not None
                     if self.check is not None:
                         self.check(case)
                     yield case
 
-            manifest = manifest_of(self.name, checked())
+            manifest, ids = manifest_and_ids(self.name, checked())
             self._survey = Survey(manifest, ids, effects)
         return self._survey
 

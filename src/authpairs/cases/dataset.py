@@ -7,6 +7,7 @@ record raises :class:`DatasetError` naming the file, the line and the field.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -165,20 +166,41 @@ class Dataset:
 
 
 def manifest_of(name: str, cases: Iterable[Case]) -> Manifest:
-    """The :class:`Manifest` of ``cases`` (read once; only the ids and the raw digests are kept).
-    Case ids are unique, as in a :class:`Dataset`: a repeated one is a :class:`DatasetError`."""
-    digests: dict[str, bytes] = {}  # case id -> SHA-256 of its public part, then of the case
+    """The :class:`Manifest` of ``cases`` (read once). Case ids are unique, as in a
+    :class:`Dataset`: a repeated one is a :class:`DatasetError`."""
+    return manifest_and_ids(name, cases)[0]
+
+
+def manifest_and_ids(name: str, cases: Iterable[Case]) -> tuple[Manifest, list[str]]:
+    """The :class:`Manifest` of ``cases`` and their ids in the order read: the cases are read
+    once and, of each, only its id and the two SHA-256 digests are kept (64 bytes in one
+    buffer), so the memory of a large file's manifest is little more than its ids. A repeated
+    id is a :class:`DatasetError` naming the first repeat in reading order, as :class:`Dataset`
+    names it."""
+    ids: list[str] = []
+    digests = bytearray()  # per case, in reading order: SHA-256 of its public part, then of it
     for case in cases:  # one dump per case serves both hashes
-        if case.case_id in digests:
-            raise DatasetError(name, "duplicate case id", record=case.case_id, field="case_id")
         dumped = case.model_dump(mode="json")
         public_text = canonical_json(dumped["public"])
         full_text = _canonical_with(dumped, "public", public_text)
-        digests[case.case_id] = (hashlib.sha256(public_text.encode("utf-8")).digest()
-                                 + hashlib.sha256(full_text.encode("utf-8")).digest())
-    ids = sorted(digests)
-    return Manifest(name, len(ids), _sorted_pairs_sha256(ids, digests, 0),
-                    _sorted_pairs_sha256(ids, digests, 32))
+        ids.append(case.case_id)
+        digests += hashlib.sha256(public_text.encode("utf-8")).digest()
+        digests += hashlib.sha256(full_text.encode("utf-8")).digest()
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    if any(ids[a] == ids[b] for a, b in itertools.pairwise(order)):
+        _refuse_first_repeat(name, ids)
+    manifest = Manifest(name, len(ids), _sorted_pairs_sha256(ids, order, digests, 0),
+                        _sorted_pairs_sha256(ids, order, digests, 32))
+    return manifest, ids
+
+
+def _refuse_first_repeat(name: str, ids: list[str]) -> None:
+    """Raise the :class:`DatasetError` for the first id of ``ids`` that repeats an earlier one."""
+    seen: set[str] = set()
+    for case_id in ids:
+        if case_id in seen:
+            raise DatasetError(name, "duplicate case id", record=case_id, field="case_id")
+        seen.add(case_id)
 
 
 def _canonical_with(value: dict[str, object], key: str, text: str) -> str:
@@ -190,15 +212,17 @@ def _canonical_with(value: dict[str, object], key: str, text: str) -> str:
     return "{" + ",".join(part for part in parts if part) + "}"
 
 
-def _sorted_pairs_sha256(ids: list[str], digests: dict[str, bytes], at: int) -> str:
-    """:func:`sha256_hex` of the list of ``[case id, hash]`` pairs sorted by case id (``ids``,
-    sorted; each hash the hex of the 32 bytes of ``digests[id]`` from ``at``), written one pair
-    at a time: the same digest without the whole text."""
+def _sorted_pairs_sha256(ids: list[str], order: list[int], digests: bytearray, at: int) -> str:
+    """:func:`sha256_hex` of the list of ``[case id, hash]`` pairs sorted by case id (``order``:
+    the positions of ``ids`` in sorted order; each hash the hex of the 32 bytes at ``at`` of
+    that case's 64 in ``digests``), written one pair at a time: the same digest without the
+    whole text."""
     digest = hashlib.sha256(b"[")
-    for number, case_id in enumerate(ids):
+    for number, index in enumerate(order):
         if number:
             digest.update(b",")
-        pair = [case_id, digests[case_id][at:at + 32].hex()]
+        start = 64 * index + at
+        pair = [ids[index], digests[start:start + 32].hex()]
         digest.update(canonical_json(pair).encode("utf-8"))
     digest.update(b"]")
     return digest.hexdigest()
