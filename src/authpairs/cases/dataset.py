@@ -95,12 +95,7 @@ class Dataset:
     cases: list[Case] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        seen: set[str] = set()
-        for case in self.cases:
-            if case.case_id in seen:
-                raise DatasetError(self.name, "duplicate case id", record=case.case_id,
-                                   field="case_id")
-            seen.add(case.case_id)
+        _refuse_first_repeat(self.name, (case.case_id for case in self.cases))
 
     def __iter__(self) -> Iterator[Case]:
         return iter(self.cases)
@@ -194,8 +189,9 @@ def manifest_and_ids(name: str, cases: Iterable[Case]) -> tuple[Manifest, list[s
     return manifest, ids
 
 
-def _refuse_first_repeat(name: str, ids: list[str]) -> None:
-    """Raise the :class:`DatasetError` for the first id of ``ids`` that repeats an earlier one."""
+def _refuse_first_repeat(name: str, ids: Iterable[str]) -> None:
+    """Raise the :class:`DatasetError` for the first id of ``ids`` that repeats an earlier one
+    (none repeating: return)."""
     seen: set[str] = set()
     for case_id in ids:
         if case_id in seen:
