@@ -2,8 +2,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from authpairs.cases.dataset import Dataset, DatasetError, load_dataset
+from authpairs.cases.dataset import Dataset, DatasetError, load_dataset, parse_line
 
 
 def _write(path: Path, rows: list[object]) -> Path:
@@ -76,3 +78,31 @@ def test_select_split_and_limit(examples: Dataset) -> None:
     assert len(examples.select("dev")) == 8
     assert len(examples.select("test")) == 0
     assert len(examples.select("all", limit=3)) == 3
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+    | st.text(alphabet=st.characters(categories=["Cs", "Ll", "Nd", "Zs"])),  # lone surrogates
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arguments=st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=4),
+       ascii_only=st.booleans())
+def test_a_line_is_read_as_the_json_module_reads_it(arguments: dict[str, object],
+                                                    ascii_only: bool) -> None:
+    """pydantic reads a case line itself; whatever it accepts is the case the json module's
+    reading gives (lone surrogates, big integers, NaN, duplicate-free objects of any value),
+    and what it refuses is read that way."""
+    from authpairs.cases.examples import load_examples
+    from authpairs.cases.models import Case
+
+    raw = load_examples().cases[0].model_dump(mode="json")
+    raw["public"]["request"]["arguments"] = arguments
+    line = json.dumps(raw, ensure_ascii=ascii_only)
+    expected = Case.model_validate(json.loads(line))
+    read = parse_line("cases.jsonl", 1, line)
+    assert read is not None
+    assert repr(read.model_dump()) == repr(expected.model_dump())

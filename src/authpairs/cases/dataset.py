@@ -229,6 +229,11 @@ def parse_line(path: str | Path, number: int, line: str) -> Case | None:
     file, line number and field."""
     if not line.strip():
         return None
+    try:  # pydantic reads the JSON itself (the usual case, and the quicker one)
+        return Case.model_validate_json(line)
+    except ValidationError:
+        pass  # read again below: to name the line, the case and the field of the error, or
+        # to accept what only pydantic's stricter JSON reader refuses (an escaped lone surrogate)
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as exc:
