@@ -16,7 +16,7 @@ from authpairs.backends.base import ChatRequest, TransportError
 from authpairs.backends.config import SamplingConfig
 from authpairs.backends.openai_http import OpenAIBackend, parse_completion, retry_after_seconds
 from authpairs.cases.dataset import Dataset
-from authpairs.runs import case_runner
+from authpairs.runs import case_runner, retry
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict
 from authpairs.runs.store import RecordStore
@@ -118,7 +118,7 @@ async def test_a_run_through_every_fault_records_each_case_once(
 
 async def test_retry_after_is_honoured_and_bounded(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(case_runner, "MAX_RETRY_AFTER_S", 0.8)
+    monkeypatch.setattr(retry, "MAX_RETRY_AFTER_S", 0.8)
     async with FaultServer(["429:0.6", "429:1000"]) as server:
         config = _config(server, tmp_path / "r.sqlite", retries=2)
         config.limit = 1

@@ -86,16 +86,15 @@ class AgentLoop:
 
     async def _turn(self, messages: list[dict[str, Any]],
                     tools: list[dict[str, Any]]) -> ToolChatResponse:
-        """One model turn; transport failures are retried with backoff (a server's
-        ``Retry-After``, where it sent one, in place of the backoff)."""
+        """One model turn; transport failures are retried with backoff, or a server's
+        ``Retry-After`` where longer (:meth:`~authpairs.runs.retry.RetryPolicy.delay`)."""
         for number in self.retry.attempts:
             try:
                 return await self.chat.chat(messages, tools, self.settings.sampling)
             except TransportError as exc:
                 if not self.retry.retried(number):
                     raise
-                wait = (exc.retry_after if exc.retry_after is not None
-                        else self.retry.backoff(number))
+                wait = self.retry.delay(number, exc.retry_after)
                 log.warning("agent model: %s; retrying in %.1f s", exc, wait)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")

@@ -12,7 +12,8 @@ API (through :class:`~authpairs.runs.orchestrator.RunOrchestrator`) and the Insp
    deadline of its own. The reviewer's answer is the response as it is recorded (a model
    reviewer's interface has already finished it, e.g. kept a think block as reasoning). A
    transport failure or an expired clock is an *infrastructure* attempt, retried with
-   exponential backoff (a server's ``Retry-After`` honoured up to :data:`MAX_RETRY_AFTER_S`),
+   exponential backoff (a server's ``Retry-After`` honoured up to
+   :data:`~authpairs.runs.retry.MAX_RETRY_AFTER_S`),
    never a decision;
 3. **parse** it strictly (:func:`~authpairs.runs.reviewed.safe_parse`: a parser that raises
    still yields an *unavailable* outcome);
@@ -42,9 +43,6 @@ from authpairs.runs.retry import RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse
 
 log = logging.getLogger("authpairs.runs")
-
-#: A server's Retry-After is honoured up to this many seconds.
-MAX_RETRY_AFTER_S = 60.0
 
 
 def short_cause(error: str) -> str:
@@ -111,12 +109,8 @@ class CaseRunner:
             raise TransportError(clock.timeout_message()) from None
 
     def retry_delay(self, number: int, exc: TransportError) -> float:
-        """Seconds to wait after failed attempt ``number``: exponential backoff, or the server's
-        ``Retry-After`` where longer (up to :data:`MAX_RETRY_AFTER_S`)."""
-        delay = self.retry.backoff(number)
-        if exc.retry_after is not None:
-            delay = max(delay, min(exc.retry_after, MAX_RETRY_AFTER_S))
-        return delay
+        """Seconds to wait after failed attempt ``number`` (:meth:`RetryPolicy.delay`)."""
+        return self.retry.delay(number, exc.retry_after)
 
     async def _wait_to_retry(self, case: Case, number: int, exc: TransportError) -> None:
         delay = self.retry_delay(number, exc)
