@@ -134,7 +134,7 @@ def check_wheel_contents(wheel: Path, names: Sequence[str]) -> None:
     if missing or extra:
         raise CheckFailed(f"{wheel.name}: missing {missing[:20]} ({len(missing)}), "
                           f"unexpected {extra[:20]} ({len(extra)})")
-    for needed in ("authpairs = authpairs.cli:app", "[inspect_ai]", "[authpairs.backends]"):
+    for needed in ("authpairs = authpairs.cli:main", "[inspect_ai]", "[authpairs.backends]"):
         if needed not in entry_points:
             raise CheckFailed(f"{wheel.name}: entry_points.txt lacks {needed!r}")
     data = [m for m in wanted if not m.endswith(".py")]

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-ENTRY_POINTS = ("[console_scripts]\nauthpairs = authpairs.cli:app\n\n[inspect_ai]\n"
+ENTRY_POINTS = ("[console_scripts]\nauthpairs = authpairs.cli:main\n\n[inspect_ai]\n"
                 "authpairs = authpairs.integrations.inspect_tasks\n\n[authpairs.backends]\n"
                 "inspect = authpairs.integrations.inspect_backend:InspectBackendConfig\n")
 TRACKED = ["src/authpairs/__init__.py", "src/authpairs/review/templates/direct.j2",
