@@ -153,11 +153,14 @@ tidy_help(app)
 def main() -> None:
     """The ``authpairs`` command (:data:`app`).
 
-    When it ends, the objects still alive are left to the operating system instead of being
-    searched for reference cycles once more while the interpreter shuts down (``gc.freeze`` at
-    exit): every command has closed its files, records and connections by then, and that last
-    search over the objects of every loaded library is most of the time Python takes to exit.
+    The objects that exist when it starts (the modules and libraries the command line loaded)
+    live until the process exits, and so do those still alive when the command ends: both are
+    left out of Python's searches for reference cycles (``gc.freeze``), which would only walk
+    them again -- during the command, and once more while the interpreter shuts down, where
+    that search is most of the time Python takes to exit. Every command has closed its files,
+    records and connections by the time it ends.
     """
+    gc.freeze()
     atexit.register(gc.freeze)
     app()
 
