@@ -3,9 +3,10 @@
 Targets (issue 24, point 4), wall clock on an idle two-core machine: ``authpairs --help`` and
 ``authpairs runs`` on a small records file <= 0.5 s, ``authpairs score RUN`` <= 1 s.
 
-Each command is run as a new process through the installed ``authpairs`` script, once with this
-checkout's sources and once with the sources of a baseline revision (``git archive REV src``,
-put first on ``PYTHONPATH``), alternating the two so both see the same machine load. Each
+Each command is run as a new process through an ``authpairs`` script like the one pip installs
+(calling the revision's own ``[project.scripts]`` entry point), once with this checkout's sources
+and once with the sources of a baseline revision (``git archive REV src``, put first on
+``PYTHONPATH``), alternating the two so both see the same machine load. Each
 variant first writes its own small records file (the 8-case examples dataset, an always-allow
 baseline, no enforcement) with its own version, so neither reads a file of the other's format.
 ``python -c pass`` is measured alongside as the floor every Python process pays. Reported: the
@@ -34,13 +35,13 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SCRIPT = Path(sys.executable).with_name("authpairs")
 RUN_ID = "bench-small"
 
 TARGETS = {"--help": 0.5, "runs": 0.5, "score": 1.0}
@@ -54,6 +55,7 @@ class Variant:
     name: str
     src: Path
     records: Path
+    script: Path
     wall: dict[str, list[float]] = field(default_factory=dict)
     cpu: dict[str, list[float]] = field(default_factory=dict)
 
@@ -63,10 +65,24 @@ class Variant:
 
     def commands(self) -> dict[str, list[str]]:
         """The measured command lines, by name."""
+        script = str(self.script)
         return {"python -c pass": [sys.executable, "-c", "pass"],
-                "--help": [str(SCRIPT), "--help"],
-                "runs": [str(SCRIPT), "runs", "--records", str(self.records)],
-                "score": [str(SCRIPT), "score", RUN_ID, "--records", str(self.records)]}
+                "--help": [script, "--help"],
+                "runs": [script, "runs", "--records", str(self.records)],
+                "score": [script, "score", RUN_ID, "--records", str(self.records)]}
+
+
+def console_script(revision: str | None, path: Path) -> Path:
+    """An ``authpairs`` script at ``path`` as pip writes one, calling the entry point that
+    ``revision``'s pyproject.toml names (None: the working tree's)."""
+    text = ((ROOT / "pyproject.toml").read_text(encoding="utf-8") if revision is None else
+            subprocess.run(["git", "show", f"{revision}:pyproject.toml"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout)
+    module, _, attribute = tomllib.loads(text)["project"]["scripts"]["authpairs"].partition(":")
+    path.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {attribute}\n"
+                    f"sys.argv[0] = 'authpairs'\nsys.exit({attribute}())\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
 
 def extract_sources(revision: str, into: Path) -> Path:
@@ -150,18 +166,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="authpairs-cli-bench-") as tmp:
         work = Path(tmp)
         if args.revision is None:
-            variants = [Variant("this checkout", ROOT / "src", work / "now.sqlite")]
+            variants = [Variant("this checkout", ROOT / "src", work / "now.sqlite",
+                                console_script(None, work / "authpairs-now"))]
         else:
             now = work / "now"
             now.mkdir()
             variants = [Variant(f"revision {args.revision}",
-                                extract_sources(args.revision, now), work / "now.sqlite")]
+                                extract_sources(args.revision, now), work / "now.sqlite",
+                                console_script(args.revision, work / "authpairs-now"))]
         if args.baseline is not None:
             before = work / "before"
             before.mkdir()
             variants.insert(0, Variant(f"baseline {args.baseline}",
                                        extract_sources(args.baseline, before),
-                                       work / "before.sqlite"))
+                                       work / "before.sqlite",
+                                       console_script(args.baseline, work / "authpairs-before")))
         for variant in variants:
             write_records(variant)
         load_before = os.getloadavg()[0]
@@ -177,7 +196,8 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average {load_before:.1f} before and "
         f"{load_after:.1f} after; {args.repeat} repetitions of each command as a new process "
-        "through the installed `authpairs` script, the variants alternating; `runs` and "
+        "through an `authpairs` script as pip installs it (the revision's own entry point), "
+        "the variants alternating; `runs` and "
         "`score` read an 8-case records file. Wall times include the interpreter's own start "
         "(the `python -c pass` row). With a load average above the number of cores, a process "
         "waits for a core and its wall time exceeds its CPU time by that wait; the CPU column "
