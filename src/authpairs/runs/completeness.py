@@ -54,33 +54,27 @@ def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
     """Compare the recorded case ids with the run header's expected ids (each counted once).
 
     Both lists are compared sorted, side by side, rather than as sets: a run of 100,000 cases
-    needs two lists of references, not two hash tables, while its records are read."""
-    expected = sorted(info.expected_case_ids)
-    recorded = sorted(recorded_ids)
+    needs lists of references, not hash tables, while its records are read."""
+    expected = _distinct(sorted(info.expected_case_ids))
+    recorded = _distinct(sorted(recorded_ids))
     missing: list[str] = []
     unexpected: list[str] = []
-    distinct = found = 0
     at = 0  # the first recorded id not yet compared
-    for number, case_id in enumerate(expected):
-        if number and case_id == expected[number - 1]:
-            continue
-        distinct += 1
+    for case_id in expected:
         while at < len(recorded) and recorded[at] < case_id:
-            _add_new(unexpected, recorded[at])
+            unexpected.append(recorded[at])
             at += 1
         if at < len(recorded) and recorded[at] == case_id:
-            found += 1
-            while at < len(recorded) and recorded[at] == case_id:
-                at += 1
+            at += 1
         else:
             missing.append(case_id)
-    for case_id in recorded[at:]:
-        _add_new(unexpected, case_id)
-    return Completeness(run_id=info.run_id, expected=distinct, recorded=found,
-                        missing=tuple(missing), unexpected=tuple(unexpected))
+    unexpected += recorded[at:]
+    return Completeness(run_id=info.run_id, expected=len(expected),
+                        recorded=len(expected) - len(missing), missing=tuple(missing),
+                        unexpected=tuple(unexpected))
 
 
-def _add_new(ids: list[str], case_id: str) -> None:
-    """Append ``case_id`` to the sorted ``ids`` unless it is already the last one."""
-    if not ids or ids[-1] != case_id:
-        ids.append(case_id)
+def _distinct(ids: list[str]) -> list[str]:
+    """The sorted ``ids`` without repeats."""
+    return [case_id for number, case_id in enumerate(ids)
+            if not number or ids[number - 1] != case_id]
