@@ -1,3 +1,4 @@
+import copy
 import json
 from pathlib import Path
 
@@ -6,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from authpairs.cases.dataset import Dataset, DatasetError, load_dataset, parse_line
+from authpairs.cases.examples import load_examples
+from authpairs.cases.models import Case
 
 
 def _write(path: Path, rows: list[object]) -> Path:
@@ -86,6 +89,7 @@ _JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                 max_size=3),
     max_leaves=8)
+_EXAMPLE_CASE = load_examples().cases[0].model_dump(mode="json")
 
 
 @settings(max_examples=200, deadline=None)
@@ -96,10 +100,7 @@ def test_a_line_is_read_as_the_json_module_reads_it(arguments: dict[str, object]
     """pydantic reads a case line itself; whatever it accepts is the case the json module's
     reading gives (lone surrogates, big integers, NaN, duplicate-free objects of any value),
     and what it refuses is read that way."""
-    from authpairs.cases.examples import load_examples
-    from authpairs.cases.models import Case
-
-    raw = load_examples().cases[0].model_dump(mode="json")
+    raw = copy.deepcopy(_EXAMPLE_CASE)
     raw["public"]["request"]["arguments"] = arguments
     line = json.dumps(raw, ensure_ascii=ascii_only)
     expected = Case.model_validate(json.loads(line))
