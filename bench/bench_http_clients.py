@@ -12,12 +12,16 @@ CPU), at each latency and number in flight, in one process each (the variants al
   ``--per-client`` (authpairs uses ``CONNECTIONS_PER_CLIENT``).
 
 Fewer connections per client cost less CPU per request, which decides a run that is CPU-bound
-(many in flight, a fast server); with a server that takes 50 ms and 16 in flight, larger clients
-answer each request sooner (less time queued in the event loop between request events), which
-decides a run that is latency-bound. ``CONNECTIONS_PER_CLIENT`` is chosen from both.
+(many in flight, a fast server). With a server whose every answer takes exactly 50 ms and 16 in
+flight, one large client answers each request a little sooner: requests that left together come
+back together and leave together again, each waiting in the event loop behind the others, and a
+client that spends more CPU on each request (one large httpx pool) spreads them apart.
+``--jitters 0,0.1`` also runs each non-zero latency with the stub's waits drawn from +-10% of it
+(``openai_stub.py --jitter``), as a model's answer times vary: there the sizes answer alike.
+``CONNECTIONS_PER_CLIENT`` is chosen from all of these.
 
-    python bench/bench_http_clients.py [--latencies 50,0] [--in-flight 16,64] [--repeat 3]
-        [--per-client 4,8,16] [--write]
+    python bench/bench_http_clients.py [--latencies 50,0] [--jitters 0] [--in-flight 16,64]
+        [--repeat 3] [--per-client 4,8,16] [--write]
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ def main() -> None:
     """Parse arguments, time every variant, print a Markdown table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--latencies", default="50,0")
+    parser.add_argument("--jitters", default="0")
     parser.add_argument("--in-flight", default="16,64")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", type=int, default=2000)
@@ -101,8 +106,11 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as name:
         _, bodies = write_inputs(Path(name), args.cases)
-        for latency in [float(x) for x in args.latencies.split(",") if x]:
-            stub, url = start_stub(latency)
+        jitters = [float(x) for x in args.jitters.split(",") if x]
+        latencies = [float(x) for x in args.latencies.split(",") if x]
+        for latency, jitter in [(ms, j) for ms in latencies for j in (jitters if ms else [0.0])]:
+            stub, url = start_stub(latency, jitter)
+            wait = f"{latency:g} ms" + (f" +-{jitter:.0%}" if jitter else "")
             try:
                 for in_flight in [int(x) for x in args.in_flight.split(",") if x]:
                     for _ in range(args.repeat):
@@ -113,9 +121,9 @@ def main() -> None:
                                 check=True, capture_output=True, text=True).stdout
                             result = json.loads(out.strip().splitlines()[-1])
                             assert result["answers"] == args.cases
-                            rows.append((latency, in_flight, variant, result["wall_s"],
-                                         result["cpu_s"]))
-                            print(f"{latency:>4g} ms {in_flight:>3} in flight {variant:<12} "
+                            rows.append((latency, jitter, wait, in_flight, variant,
+                                         result["wall_s"], result["cpu_s"]))
+                            print(f"{wait:>12} {in_flight:>3} in flight {variant:<12} "
                                   f"{result['wall_s']:6.2f} s wall {result['cpu_s']:6.2f} s CPU",
                                   flush=True)
             finally:
@@ -123,12 +131,13 @@ def main() -> None:
                 stub.wait()
     lines = ["| stub latency | in flight | variant | median wall (s) | median CPU (s) |",
              "|---|---|---|---|---|"]
-    for key in sorted({(r[0], r[1]) for r in rows}, key=lambda k: (-k[0], k[1])):
+    for key in sorted({(r[0], r[1], r[2], r[3]) for r in rows},
+                      key=lambda k: (-k[0], k[1], k[3])):
         for variant in variants:
-            mine = [r for r in rows if (r[0], r[1]) == key and r[2] == variant]
-            lines.append(f"| {key[0]:g} ms | {key[1]} | {variant} | "
-                         f"{statistics.median(r[3] for r in mine):.2f} | "
-                         f"{statistics.median(r[4] for r in mine):.2f} |")
+            mine = [r for r in rows if (r[0], r[1], r[2], r[3]) == key and r[4] == variant]
+            lines.append(f"| {key[2]} | {key[3]} | {variant} | "
+                         f"{statistics.median(r[5] for r in mine):.2f} | "
+                         f"{statistics.median(r[6] for r in mine):.2f} |")
     load = "/".join(f"{v:.1f}" for v in os.getloadavg())
     table = "\n".join(lines)
     print(f"\n{table}\n\nLoad average {load} on {os.cpu_count()} CPUs; {args.cases:,} requests "

@@ -71,9 +71,11 @@ def _write_inputs_here(tmp: Path, n: int) -> None:
         + "\n" for c in dataset))
 
 
-def start_stub(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    """The stub server, pinned to the last CPU where possible, and its base URL."""
-    command = [sys.executable, str(HERE / "openai_stub.py"), "--latency-ms", str(latency_ms)]
+def start_stub(latency_ms: float, jitter: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+    """The stub server, pinned to the last CPU where possible, and its base URL (``jitter``:
+    see ``openai_stub.py --jitter``)."""
+    command = [sys.executable, str(HERE / "openai_stub.py"), "--latency-ms", str(latency_ms),
+               "--jitter", str(jitter)]
     if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
         command = ["taskset", "-c", str((os.cpu_count() or 1) - 1), *command]
     stub = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -114,12 +116,14 @@ def commands(variant: str, cases: Path, bodies: Path, url: str, tmp: Path, tag: 
             "--log-dir", str(tmp / f"logs-{tag}"), "--display", "none"]
 
 
-def overhead(tmp: Path, n: int, latencies: list[float], repeat: int) -> list[dict[str, object]]:
-    """Wall time and peak RSS of every variant at every latency, ``repeat`` times."""
+def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: float = 0.0
+             ) -> list[dict[str, object]]:
+    """Wall time and peak RSS of every variant at every latency (``jitter``: see
+    ``openai_stub.py --jitter``), ``repeat`` times."""
     cases, bodies = write_inputs(tmp, n)
     rows: list[dict[str, object]] = []
     for latency in latencies:
-        stub, url = start_stub(latency)
+        stub, url = start_stub(latency, jitter)
         env = {**os.environ, "STUB_API_KEY": "unused", "STUB_BASE_URL": url,
                "INSPECT_LOG_LEVEL": "error"}
         try:
@@ -151,8 +155,10 @@ def memory(tmp: Path, sizes: list[int]) -> list[dict[str, object]]:
     return rows
 
 
-def summary(rows: list[dict[str, object]], mem: list[dict[str, object]]) -> str:
-    """The results as Markdown: medians, median back-to-back ratios, verdicts."""
+def summary(rows: list[dict[str, object]], mem: list[dict[str, object]],
+            targets: dict[float, float] = TARGETS) -> str:
+    """The results as Markdown: medians, median back-to-back ratios, verdicts against
+    ``targets`` (ratio to the bare client by latency)."""
     lines = ["| stub latency | variant | median wall (s) | median peak RSS (MiB) | "
              "median ratio to bare httpx |", "|---|---|---|---|---|"]
     verdicts = []
@@ -168,7 +174,7 @@ def summary(rows: list[dict[str, object]], mem: list[dict[str, object]]) -> str:
                 float(r["wall_s"]) / floor[r["round"]] for r in these)  # type: ignore[arg-type]
             lines.append(f"| {latency:g} ms | {variant} | {wall:.2f} | {rss:.0f} | "
                          f"{ratios[variant]:.2f} |")
-        target = TARGETS.get(latency)
+        target = targets.get(latency)
         if target is not None:
             ok = ratios["authpairs run"] <= target
             verdicts.append(f"* {latency:g} ms: authpairs {ratios['authpairs run']:.2f}x the "
@@ -194,6 +200,10 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--latencies", default="50,0")
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="the stub's waits drawn from +-this fraction of each latency; the "
+                        "targets are set for exact waits, so a run with jitter is written to "
+                        "results/overhead_jitter.* and judged against none")
     parser.add_argument("--memory", default="2000,20000,100000")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--write-inputs", nargs=2, metavar=("DIR", "N"), help=argparse.SUPPRESS)
@@ -207,10 +217,10 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        rows = overhead(tmp, args.cases, latencies, args.repeat) if latencies else []
+        rows = overhead(tmp, args.cases, latencies, args.repeat, args.jitter) if latencies else []
         mem = memory(tmp, sizes) if sizes else []
     load_after = os.getloadavg()
-    text = summary(rows, mem) if rows else summary([], mem)
+    text = summary(rows, mem, TARGETS if not args.jitter else {})
     load = (f"Load average (1, 5, 15 min) {_load(load_before)} at the start and "
             f"{_load(load_after)} at the end on {os.cpu_count()} CPUs: with other jobs on the "
             "machine, only the ratios within a round compare.")
@@ -218,14 +228,15 @@ def main() -> None:
     print(load)
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
-        out = HERE / "results" / "overhead.md"
+        name = "overhead_jitter" if args.jitter else "overhead"
         command = " ".join(sys.argv[1:]).replace(" --write", "")
-        out.write_text(
+        waits = f", waits +-{args.jitter:.0%} of each latency" if args.jitter else ""
+        (HERE / "results" / f"{name}.md").write_text(
             f"## Overhead at real latencies ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
-            f"prompts, {CONCURRENCY} in flight, {args.repeat} rounds)\n\n"
+            f"prompts, {CONCURRENCY} in flight, {args.repeat} rounds{waits})\n\n"
             f"`python bench/bench_overhead.py {command}` (whole processes, stub pinned to the "
             f"last CPU). {load}\n\n{text}\n")
-        (HERE / "results" / "overhead.json").write_text(json.dumps(
+        (HERE / "results" / f"{name}.json").write_text(json.dumps(
             {"overhead": rows, "memory": mem, "load_average": {"start": load_before,
                                                                "end": load_after}},
             indent=1) + "\n")

@@ -2,11 +2,12 @@
 
 Every POST answers one fixed completion (a clean direct-interface decision) with token usage,
 after ``--latency-ms`` milliseconds (default 0: at once; a guardrail model takes 50 ms to
-seconds); GET /health and /v1/models answer too. It does no work per request beyond reading the
-body, so a benchmark against it measures the clients. Prints ``PORT <n>`` once listening; stops
-on SIGTERM.
+seconds), or, with ``--jitter F``, after a latency drawn uniformly from (1 - F) to (1 + F) times
+that (seeded: the same draws every run); GET /health and /v1/models answer too. It does no work
+per request beyond reading the body, so a benchmark against it measures the clients. Prints
+``PORT <n>`` once listening; stops on SIGTERM.
 
-    python bench/openai_stub.py [--port 0] [--latency-ms 0]
+    python bench/openai_stub.py [--port 0] [--latency-ms 0] [--jitter 0]
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import signal
 
 ANSWER = json.dumps({
@@ -33,6 +35,9 @@ def _response(body: bytes, status: str = "200 OK") -> bytes:
 
 LATENCY_S = 0.0
 """How long each POST waits before it is answered (``--latency-ms``)."""
+JITTER = 0.0
+"""How far each wait may stray from ``LATENCY_S``, as a fraction of it (``--jitter``)."""
+_DRAWS = random.Random(0)
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -51,7 +56,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                 await reader.readexactly(length)
             if method == "POST":
                 if LATENCY_S:
-                    await asyncio.sleep(LATENCY_S)
+                    await asyncio.sleep(LATENCY_S * _DRAWS.uniform(1 - JITTER, 1 + JITTER))
                 writer.write(_response(ANSWER))
             elif path.endswith("/models") or path.endswith("/health"):
                 writer.write(_response(MODELS))
@@ -81,9 +86,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--jitter", type=float, default=0.0)
     args = parser.parse_args()
-    global LATENCY_S
+    if not 0 <= args.jitter < 1:
+        parser.error("--jitter must be at least 0 and below 1")
+    global LATENCY_S, JITTER
     LATENCY_S = args.latency_ms / 1000.0
+    JITTER = args.jitter
     asyncio.run(serve(args.port))
 
 

@@ -13,10 +13,12 @@ full, so the pool holds about (requests in flight) / ``per_client`` clients. Hea
 and TLS settings are the caller's, shared by every client (one TLS context for all of them).
 
 The size of a client is a trade: fewer connections per client cost less CPU per request (what
-bounds a run with many requests in flight against a fast server), more connections per client
-answer each request a little sooner while the client process has CPU to spare (what bounds a run
-against a server that takes its time). ``bench/bench_http_clients.py`` measures both at sizes 4,
-8 and 16; :data:`CONNECTIONS_PER_CLIENT` is the size that is near the best in both.
+bounds a run with many requests in flight against a fast server). Against a server whose every
+answer takes exactly the same time, one large client answers a little sooner: requests that left
+together come back together and keep leaving together, and a client that spends more CPU on each
+request spreads them out. Against answer times that vary, as a model's do, the sizes answer
+alike. ``bench/bench_http_clients.py`` measures all three cases at sizes 4, 8 and 16;
+:data:`CONNECTIONS_PER_CLIENT` is the size that is near the best in each.
 """
 
 from __future__ import annotations
