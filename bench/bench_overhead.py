@@ -28,6 +28,7 @@ import argparse
 import compileall
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -229,7 +230,7 @@ def main() -> None:
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
         name = "overhead_jitter" if args.jitter else "overhead"
-        command = " ".join(sys.argv[1:]).replace(" --write", "")
+        command = shlex.join(arg for arg in sys.argv[1:] if arg != "--write")
         waits = f", waits +-{args.jitter:.0%} of each latency" if args.jitter else ""
         (HERE / "results" / f"{name}.md").write_text(
             f"## Overhead at real latencies ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
