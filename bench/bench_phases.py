@@ -17,7 +17,8 @@ Each phase is the time from the previous stamp; the table gives the median of ea
 rounds and the difference between the two clients, so a change's effect on start-up, the
 requests or the end shows on its own line.
 
-    python bench/bench_phases.py [--latency 50] [--repeat 5] [--cases 2000] [--write]
+    python bench/bench_phases.py [--latency 50] [--jitter 0] [--repeat 5] [--cases 2000]
+        [--write]
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ def main() -> None:
     """Parse arguments, time the phases of both clients, print (and store) the table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=50.0)
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="the stub's waits drawn from +-this fraction of --latency")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--write", action="store_true")
@@ -115,7 +118,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         cases, bodies = write_inputs(tmp, args.cases)
-        stub, url = start_stub(args.latency)
+        stub, url = start_stub(args.latency, args.jitter)
         env = {**os.environ, "STUB_API_KEY": "unused"}
         try:
             for round_no in range(args.repeat):
@@ -134,9 +137,10 @@ def main() -> None:
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
         command = " ".join(arg for arg in sys.argv[1:] if arg != "--write")
+        waits = f" +-{args.jitter:.0%}" if args.jitter else ""
         (HERE / "results" / "phases.md").write_text(
             f"## Where the overhead goes ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
-            f"prompts, stub answering after {args.latency:g} ms, {args.repeat} rounds)\n\n"
+            f"prompts, stub answering after {args.latency:g} ms{waits}, {args.repeat} rounds)\n\n"
             f"`python bench/bench_phases.py {command}` (whole processes as `bench_overhead.py` "
             f"runs them; load average {load} at the end). Each phase runs from the stamp above "
             f"it; medians over the rounds.\n\n{table}\n", encoding="utf-8")
