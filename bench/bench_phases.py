@@ -13,6 +13,10 @@ the same command lines), each started through a probe that stamps moments with t
 * ``exited`` -- the parent saw the process end (authpairs: the summary written, the records
   file closed).
 
+The requests phase is split in two: the mean time of one request (send to answer, what the
+server and the client's event loop take) and the time each worker spends between its requests
+(reading the answer, recording, preparing the next request, and waiting for the event loop).
+
 Each phase is the time from the previous stamp; the table gives the median of each over the
 rounds and the difference between the two clients, so a change's effect on start-up, the
 requests or the end shows on its own line.
@@ -38,7 +42,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_overhead import commands, compile_authpairs, start_stub, write_inputs  # noqa: E402
+from bench_overhead import (  # noqa: E402
+    CONCURRENCY,
+    commands,
+    compile_authpairs,
+    start_stub,
+    write_inputs,
+)
 
 VARIANTS = ("bare httpx", "authpairs run")
 PHASES = ("libraries loaded", "cases checked", "first request", "last answer", "exited")
@@ -56,9 +66,12 @@ def _probe(stamps_path: str, command: list[str]) -> None:
 
     async def stamped_send(self: httpx.AsyncClient, *args: object, **kwargs: object
                            ) -> httpx.Response:
-        stamps.setdefault("first request", time.time())
+        started = time.time()
+        stamps.setdefault("first request", started)
         reply = await send(self, *args, **kwargs)  # type: ignore[arg-type]
         stamps["last answer"] = time.time()
+        stamps["in requests"] = stamps.get("in requests", 0.0) + stamps["last answer"] - started
+        stamps["requests"] = stamps.get("requests", 0) + 1
         return reply
 
     httpx.AsyncClient.send = stamped_send  # type: ignore[method-assign]
@@ -84,8 +97,10 @@ def _probe(stamps_path: str, command: list[str]) -> None:
     authpairs.cli.main()
 
 
-def _one(command: list[str], env: dict[str, str], tmp: Path, tag: str) -> dict[str, float]:
-    """The phases of one run of ``command``, in seconds."""
+def _one(command: list[str], env: dict[str, str], tmp: Path, tag: str
+         ) -> tuple[dict[str, float], dict[str, float]]:
+    """The phases of one run of ``command``, and the split of its requests phase (see the
+    module docstring), in seconds."""
     stamps_path = tmp / f"stamps-{tag}.json"
     started = time.time()
     subprocess.run([sys.executable, __file__, "--probe", str(stamps_path), "--", *command],
@@ -96,7 +111,9 @@ def _one(command: list[str], env: dict[str, str], tmp: Path, tag: str) -> dict[s
         if name in stamps:
             phases[name] = stamps[name] - previous
             previous = stamps[name]
-    return phases
+    split = {"a request": stamps["in requests"] / stamps["requests"],
+             "between requests": phases["last answer"] - stamps["in requests"] / CONCURRENCY}
+    return phases, split
 
 
 def main() -> None:
@@ -114,7 +131,8 @@ def main() -> None:
         _probe(args.probe, rest[1:] if rest[:1] == ["--"] else rest)
         return
     compile_authpairs()
-    runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+    runs: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = {
+        variant: [] for variant in VARIANTS}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         cases, bodies = write_inputs(tmp, args.cases)
@@ -124,8 +142,9 @@ def main() -> None:
             for round_no in range(args.repeat):
                 for variant in VARIANTS:
                     tag = f"{round_no}-{variant.split()[0]}"
-                    phases = _one(commands(variant, cases, bodies, url, tmp, tag), env, tmp, tag)
-                    runs[variant].append(phases)
+                    phases, split = _one(commands(variant, cases, bodies, url, tmp, tag), env,
+                                         tmp, tag)
+                    runs[variant].append((phases, split))
                     print(f"{variant:<14} " + "  ".join(f"{k} {v:.3f}" for k, v in phases.items())
                           + f"  total {sum(phases.values()):.3f} s", flush=True)
         finally:
@@ -146,17 +165,25 @@ def main() -> None:
             f"it; medians over the rounds.\n\n{table}\n", encoding="utf-8")
 
 
-def _table(runs: dict[str, list[dict[str, float]]]) -> str:
+def _table(runs: dict[str, list[tuple[dict[str, float], dict[str, float]]]]) -> str:
     """The median of every phase for both clients and their difference, as Markdown."""
     lines = ["| phase (ends when) | bare httpx (s) | authpairs run (s) | difference (s) |",
              "|---|---|---|---|"]
-    totals = {variant: statistics.median(sum(r.values()) for r in rows)
+    totals = {variant: statistics.median(sum(r[0].values()) for r in rows)
               for variant, rows in runs.items()}
-    for phase in PHASES:
-        medians = {variant: statistics.median(r.get(phase, 0.0) for r in rows)
+
+    def row(label: str, part: int, key: str, digits: int = 3) -> None:
+        medians = {variant: statistics.median(r[part].get(key, 0.0) for r in rows)
                    for variant, rows in runs.items()}
         bare, mine = medians["bare httpx"], medians["authpairs run"]
-        lines.append(f"| {phase} | {bare:.3f} | {mine:.3f} | {mine - bare:+.3f} |")
+        lines.append(f"| {label} | {bare:.{digits}f} | {mine:.{digits}f} | "
+                     f"{mine - bare:+.{digits}f} |")
+
+    for phase in PHASES:
+        row(phase, 0, phase)
+        if phase == "last answer":
+            row("... of which one request, send to answer (mean)", 1, "a request", 4)
+            row("... of which each worker between its requests", 1, "between requests")
     bare, mine = totals["bare httpx"], totals["authpairs run"]
     lines.append(f"| whole run | {bare:.3f} | {mine:.3f} | {mine - bare:+.3f} "
                  f"({mine / bare:.3f}x) |")
