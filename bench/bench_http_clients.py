@@ -43,7 +43,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_overhead import start_stub, write_inputs  # noqa: E402
+from bench_overhead import recorded_command, start_stub, write_inputs  # noqa: E402
 
 
 async def _send(bodies: list[str], base_url: str, in_flight: int, variant: str) -> int:
@@ -87,6 +87,11 @@ def _child(bodies_path: str, base_url: str, in_flight: int, variant: str) -> Non
                       "cpu_s": time.process_time() - cpu}))
 
 
+def _wait(latency: float, jitter: float) -> str:
+    """How long the stub waits, as the table names it (e.g. ``50 ms +-10%``)."""
+    return f"{latency:g} ms" + (f" +-{jitter:.0%}" if jitter else "")
+
+
 def main() -> None:
     """Parse arguments, time every variant, print a Markdown table."""
     parser = argparse.ArgumentParser()
@@ -110,7 +115,7 @@ def main() -> None:
         latencies = [float(x) for x in args.latencies.split(",") if x]
         for latency, jitter in [(ms, j) for ms in latencies for j in (jitters if ms else [0.0])]:
             stub, url = start_stub(latency, jitter)
-            wait = f"{latency:g} ms" + (f" +-{jitter:.0%}" if jitter else "")
+            wait = _wait(latency, jitter)
             try:
                 for in_flight in [int(x) for x in args.in_flight.split(",") if x]:
                     for _ in range(args.repeat):
@@ -121,7 +126,7 @@ def main() -> None:
                                 check=True, capture_output=True, text=True).stdout
                             result = json.loads(out.strip().splitlines()[-1])
                             assert result["answers"] == args.cases
-                            rows.append((latency, jitter, wait, in_flight, variant,
+                            rows.append((latency, jitter, in_flight, variant,
                                          result["wall_s"], result["cpu_s"]))
                             print(f"{wait:>12} {in_flight:>3} in flight {variant:<12} "
                                   f"{result['wall_s']:6.2f} s wall {result['cpu_s']:6.2f} s CPU",
@@ -131,13 +136,12 @@ def main() -> None:
                 stub.wait()
     lines = ["| stub latency | in flight | variant | median wall (s) | median CPU (s) |",
              "|---|---|---|---|---|"]
-    for key in sorted({(r[0], r[1], r[2], r[3]) for r in rows},
-                      key=lambda k: (-k[0], k[1], k[3])):
+    for key in sorted({r[:3] for r in rows}, key=lambda k: (-k[0], k[1], k[2])):
         for variant in variants:
-            mine = [r for r in rows if (r[0], r[1], r[2], r[3]) == key and r[4] == variant]
-            lines.append(f"| {key[2]} | {key[3]} | {variant} | "
-                         f"{statistics.median(r[5] for r in mine):.2f} | "
-                         f"{statistics.median(r[6] for r in mine):.2f} |")
+            mine = [r for r in rows if r[:3] == key and r[3] == variant]
+            lines.append(f"| {_wait(key[0], key[1])} | {key[2]} | {variant} | "
+                         f"{statistics.median(r[4] for r in mine):.2f} | "
+                         f"{statistics.median(r[5] for r in mine):.2f} |")
     load = "/".join(f"{v:.1f}" for v in os.getloadavg())
     table = "\n".join(lines)
     print(f"\n{table}\n\nLoad average {load} on {os.cpu_count()} CPUs; {args.cases:,} requests "
@@ -146,7 +150,7 @@ def main() -> None:
         from authpairs.backends.connections import CONNECTIONS_PER_CLIENT
 
         stamp = datetime.now(UTC).date().isoformat()
-        command = " ".join(sys.argv[1:]).replace(" --write", "").replace("--write", "").strip()
+        command = recorded_command()
         (HERE / "results" / "http_clients.md").write_text(
             f"## HTTP clients ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} requests, "
             f"{args.repeat} rounds)\n\n`python bench/bench_http_clients.py {command}` (one "

@@ -230,7 +230,7 @@ def main() -> None:
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
         name = "overhead_jitter" if args.jitter else "overhead"
-        command = shlex.join(arg for arg in sys.argv[1:] if arg != "--write")
+        command = recorded_command()
         waits = f", waits +-{args.jitter:.0%} of each latency" if args.jitter else ""
         (HERE / "results" / f"{name}.md").write_text(
             f"## Overhead at real latencies ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
@@ -241,6 +241,12 @@ def main() -> None:
             {"overhead": rows, "memory": mem, "load_average": {"start": load_before,
                                                                "end": load_after}},
             indent=1) + "\n")
+
+
+def recorded_command() -> str:
+    """This benchmark's arguments as a results file records them: shell-quoted, ``--write``
+    left out."""
+    return shlex.join(arg for arg in sys.argv[1:] if arg != "--write")
 
 
 def compile_authpairs() -> None:

@@ -46,6 +46,7 @@ from bench_overhead import (  # noqa: E402
     CONCURRENCY,
     commands,
     compile_authpairs,
+    recorded_command,
     start_stub,
     write_inputs,
 )
@@ -155,7 +156,7 @@ def main() -> None:
     print(f"\n{table}\n\nLoad average {load} on {os.cpu_count()} CPUs.")
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
-        command = " ".join(arg for arg in sys.argv[1:] if arg != "--write")
+        command = recorded_command()
         waits = f" +-{args.jitter:.0%}" if args.jitter else ""
         (HERE / "results" / "phases.md").write_text(
             f"## Where the overhead goes ({stamp}, {os.cpu_count()} CPUs, {args.cases:,} "
