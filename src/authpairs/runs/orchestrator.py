@@ -28,7 +28,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.case_runner import CaseRunner, short_cause
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
-from authpairs.runs.reviewed import build_records
+from authpairs.runs.reviewed import Review, build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
@@ -172,26 +172,33 @@ class RunOrchestrator:
                         display.advance()
             return claimed.popleft()
 
+        def keep(case: Case, review: Review) -> None:
+            """Hand the review of ``case`` to the writer (or store its failed attempts)."""
+            if review.effect is not None and not review.effect.audit_ok:
+                audit_failed.add(case.case_id)
+            record, attempts = build_records(self.run_id, case, review)
+            if record is not None:
+                writer.add(record, attempts)
+                return
+            self.store.add_attempts(attempts)
+            self.store.release(self.run_id, case.case_id)
+            state.infrastructure_failed.append(case.case_id)
+            state.infrastructure_causes[case.case_id] = short_cause(
+                review.attempts[-1].error or "")
+            display.advance()
+
         async def worker() -> None:
             while (case := next_case()) is not None:
                 review = await self.runner.review(case)
-                if review.effect is not None and not review.effect.audit_ok:
-                    audit_failed.add(case.case_id)
-                record, attempts = build_records(self.run_id, case, review)
-                if record is not None:
-                    writer.add(record, attempts)
-                else:
-                    self.store.add_attempts(attempts)
-                    self.store.release(self.run_id, case.case_id)
-                    state.infrastructure_failed.append(case.case_id)
-                    state.infrastructure_causes[case.case_id] = short_cause(
-                        review.attempts[-1].error or "")
-                    display.advance()
-                # A reviewer that answers without suspending (a baseline) would otherwise hold
-                # the event loop until the run ends: the other workers and the flusher would
-                # wait, and every attempt's cancelled deadline timer would stay in the loop's
-                # queue (memory growing with the number of cases).
-                await asyncio.sleep(0)
+                try:
+                    # One turn of the event loop for the others before this case's records
+                    # are made: a reviewer that answers without suspending (a baseline) would
+                    # otherwise hold the loop until the run ends (the other workers and the
+                    # flusher waiting, every attempt's cancelled deadline timer left in the
+                    # loop's queue), and the answers that came in with this one are read first.
+                    await asyncio.sleep(0)
+                finally:  # a run stopped at that turn still stores the answer it received
+                    keep(case, review)
 
         display.start(self.run_id, state.total, state.already_done)
         flusher = asyncio.ensure_future(writer.flush_when_due())
