@@ -172,7 +172,7 @@ class RunOrchestrator:
                         display.advance()
             return claimed.popleft()
 
-        def keep(case: Case, review: Review) -> None:
+        def record_review(case: Case, review: Review) -> None:
             """Hand the review of ``case`` to the writer (or store its failed attempts)."""
             if review.effect is not None and not review.effect.audit_ok:
                 audit_failed.add(case.case_id)
@@ -198,7 +198,7 @@ class RunOrchestrator:
                     # loop's queue), and the answers that came in with this one are read first.
                     await asyncio.sleep(0)
                 finally:  # a run stopped at that turn still stores the answer it received
-                    keep(case, review)
+                    record_review(case, review)
 
         display.start(self.run_id, state.total, state.already_done)
         flusher = asyncio.ensure_future(writer.flush_when_due())
