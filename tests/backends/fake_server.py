@@ -22,7 +22,10 @@ default also stream when the request asks ``stream: true``):
 * ``flood:N`` -- N events with empty deltas before the answer (more than any output limit).
 
 The server records every request it saw (``requests``) so tests can count retries, and the most
-requests it held open at once (``peak_in_flight``).
+requests it held open at once (``peak_in_flight``). ``GET /v1/models`` lists ``models`` (default
+``["m"]``, the model the tests name) without taking a fault from the script, as a run's preflight
+check expects of an OpenAI-compatible server (``models=None``: it answers HTTP 404, as a server
+without a models endpoint does).
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ class FaultServer:
 
     def __init__(self, script: list[str] | None = None, *, default: str = "ok",
                  answer: str = '{"decision": "ALLOW"}',
-                 close_after_stream: float | None = None) -> None:
+                 close_after_stream: float | None = None,
+                 models: list[str] | None = ["m"]) -> None:  # noqa: B006 (never changed)
+        self.models = models
         self.script: deque[str] = deque(script or [])
         self.default = default
         self.close_after_stream = close_after_stream
@@ -107,6 +112,14 @@ class FaultServer:
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
         raw = await reader.readexactly(length)
+        if lines[0].startswith("GET "):
+            if self.models is None or not lines[0].split()[1].endswith("/models"):
+                await self._send(writer, 404, b'{"error": "not found"}')
+            else:
+                listed = {"object": "list", "data": [{"id": m, "object": "model"}
+                                                     for m in self.models]}
+                await self._send(writer, 200, json.dumps(listed).encode())
+            return True
         try:
             self.bodies.append(json.loads(raw))
         except ValueError:

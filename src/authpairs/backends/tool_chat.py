@@ -372,6 +372,10 @@ class HTTPToolChat:
             payload.setdefault("tool_choice", "auto")
         return payload
 
+    async def preflight(self) -> None:
+        """Check before a run that the agent's model server answers and serves its model."""
+        await self.backend.preflight()
+
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                    sampling: SamplingConfig) -> ToolChatResponse:
         """POST one turn and read its text and tool calls (``json_schema``: its step)."""
@@ -456,6 +460,10 @@ class LocalToolChat:
     async def __aexit__(self, *exc: object) -> None:
         self._http = None
         await self.server.__aexit__(*exc)
+
+    async def preflight(self) -> None:
+        """Check before a run that the embedded server started and answers."""
+        await self.server.preflight()
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                    sampling: SamplingConfig) -> ToolChatResponse:

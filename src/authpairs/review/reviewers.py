@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
+from authpairs.backends.preflight import preflight
 from authpairs.cases.canonical import canonical_json
 from authpairs.cases.models import PublicCase
 from authpairs.review.interfaces import ReviewInterface
@@ -57,6 +58,10 @@ class ModelReviewer:
     def render(self, case: PublicCase) -> ChatRequest:
         """Render through the interface."""
         return self.interface.render(case)
+
+    async def preflight(self) -> None:
+        """Check the backend's endpoints before a run (when it has any to check)."""
+        await preflight([self.backend])
 
     async def answer(self, request: ChatRequest) -> ChatResponse:
         """Ask the backend; the interface may separate reasoning from the answer."""

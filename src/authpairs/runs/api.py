@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from authpairs.backends.preflight import preflight
 from authpairs.cases.case_file import CaseFile
 from authpairs.cases.dataset import CaseSource, Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
@@ -143,6 +144,8 @@ async def _run(config: RunConfig, run_id: str, dataset: CaseSource,
     async with AsyncExitStack() as stack:
         if reviewer is None:
             reviewer = await make_reviewer(config.reviewer, stack)
+        if config.preflight:  # before the records file is opened: a failure records nothing
+            await preflight([reviewer])
         manifest = dataset.manifest()
         info = RunInfo(
             run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),

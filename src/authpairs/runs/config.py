@@ -57,7 +57,7 @@ __all__ = [
     "main_job_config",
 ]
 
-_NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries"}
+_NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries", "preflight"}
 
 # The backend kinds of this layer, registered where run configurations are parsed: replay reads
 # run records, so the backends layer below cannot name it.
@@ -146,6 +146,8 @@ class RunConfig(BaseModel):
     enforce: bool = Field(default=True, description="Execute ALLOWed effects in a sandbox.")
     concurrency: int = Field(default=4, ge=1, description="Cases in flight at once.")
     infra_retries: int = Field(default=3, ge=0, description="Retries after transport failures.")
+    preflight: bool = Field(default=True, description="Check every endpoint once before the "
+                            "first case (off for servers without a models endpoint).")
     run_id: str | None = Field(default=None, description="Default: derived from the config hash.")
     records: str = Field(default="runs/authpairs.sqlite", description="SQLite records path.")
     agent: AgentModelConfig | None = Field(
@@ -187,13 +189,15 @@ class RunConfig(BaseModel):
 
     def recorded(self) -> dict[str, Any]:
         """The resolved configuration as a run header stores it: every field, but the optional
-        ones left unset (no sample, no agent) are left out, so the headers of runs that do not
+        ones left unset (no sample, no agent, preflight on) are left out, so the headers of runs that do not
         use them are those earlier versions wrote."""
         data = self.model_dump(mode="json")
         if self.sample is None:
             del data["sample"], data["sample_seed"]
         if self.agent is None:
             del data["agent"]
+        if self.preflight:
+            del data["preflight"]  # the default: headers of earlier runs are unchanged
         return data
 
     def sha256(self) -> str:

@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat-completions stub on 127.0.0.1 that records what it was sent.
 
 ``ChatStub(answer)`` answers each ``POST .../chat/completions`` with ``answer(body)`` -> (content,
-finish_reason), and keeps every request body in ``bodies``. A real HTTP server on a thread, so
+finish_reason), and keeps every request body in ``bodies``; ``GET .../models`` lists ``models``
+(the names the tests use), as a run's preflight check expects. A real HTTP server on a thread, so
 the OpenAI backend, NeMo's action and the whole run go through their real code paths.
 """
 
@@ -25,12 +26,24 @@ def last_message(body: dict[str, Any]) -> str:
 class ChatStub:
     """Use as ``with ChatStub(answer) as stub: stub.base_url``."""
 
-    def __init__(self, answer: Answer) -> None:
+    def __init__(self, answer: Answer, models: tuple[str, ...] = ("stub", "stub-model")) -> None:
         self.answer = answer
         self.bodies: list[dict[str, Any]] = []
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if not self.path.endswith("/models"):
+                    self.send_error(404)
+                    return
+                data = json.dumps({"object": "list", "data": [
+                    {"id": name, "object": "model"} for name in models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.bodies.append(body)

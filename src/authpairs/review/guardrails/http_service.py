@@ -8,7 +8,9 @@ prompt an interface renders for it (``send: prompt``: ``{"messages": [...]}`` or
 
 Transport rules are the model backends': a refused connection, a timeout past ``deadline_s``,
 HTTP 429 or 5xx raise :class:`~authpairs.errors.TransportError` (recorded as infrastructure and
-retried); another 4xx raises :class:`~authpairs.errors.BackendError` and stops the run. A 2xx
+retried); another 4xx raises :class:`~authpairs.errors.BackendError` and stops the run. The
+service has a circuit breaker (:mod:`authpairs.backends.breaker`): refused for a few seconds, or
+HTTP 401/403/404, it stops the run, and the run's preflight checks that the URL answers. A 2xx
 reply that is not JSON, lacks the field, or holds an unknown value is an *unavailable* record
 with a reason code, the raw reply kept as output text.
 
@@ -30,9 +32,11 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.backends.breaker import Breaker, connection_cause, none_left
 from authpairs.backends.config import DEFAULT_DEADLINE_S, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.openai_http import check_status
+from authpairs.backends.preflight import check_reachable
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError, TransportError
 from authpairs.review.guardrails.answers import case_request, check_parser, parse_with
@@ -90,12 +94,19 @@ class HttpGuardrailReviewer:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._clients = ClientPool(tls=options.url.startswith("https:"), headers=headers,
                                    transport=transport, timeout=httpx.Timeout(options.deadline_s))
+        self.breaker = Breaker(options.url)
 
     async def __aenter__(self) -> HttpGuardrailReviewer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self._clients.aclose()
+
+    async def preflight(self) -> None:
+        """Check before a run that the service's URL answers (see
+        :func:`~authpairs.backends.preflight.check_reachable`)."""
+        async with self._clients.client() as client:
+            await check_reachable(client, self.options.url)
 
     def render(self, case: PublicCase) -> ChatRequest:
         """The public case, or the configured interface's prompt for it."""
@@ -113,14 +124,21 @@ class HttpGuardrailReviewer:
     async def answer(self, request: ChatRequest) -> ChatResponse:
         """POST within the deadline; transport failures raise, any 2xx body is returned."""
         url = self.options.url
+        if self.breaker.is_open:
+            raise none_left([self.breaker])
         started = time.perf_counter()
         try:
             async with self._clients.client() as client:
                 reply = await asyncio.wait_for(client.post(url, json=self._body(request)),
                                                timeout=self.options.deadline_s)
         except (httpx.TransportError, TimeoutError) as exc:
-            raise TransportError(f"{url}: {type(exc).__name__}: {exc}") from exc
-        check_status(url, reply)
+            cause = connection_cause(exc)
+            if cause is None:
+                self.breaker.answered()
+                raise TransportError(f"{url}: {type(exc).__name__}: {exc}") from exc
+            self.breaker.failed(cause)
+            raise TransportError(f"{url}: {cause} ({type(exc).__name__})") from exc
+        check_status(url, reply, self.breaker)
         return ChatResponse(text=reply.text, finish_reason="stop",
                             latency_s=time.perf_counter() - started, endpoint=url)
 

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
+from authpairs.backends.preflight import preflight
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
 from authpairs.review.guardrails.registry import GuardrailFactory
@@ -368,6 +369,10 @@ class NemoSelfCheckReviewer:
         request = self._request(rendered)
         self._inputs[request.sha256()] = (content, variables, user_input)
         return request
+
+    async def preflight(self) -> None:
+        """Check the model's endpoints before a run (the backend NeMo's call goes to)."""
+        await preflight([self.backend])
 
     async def answer(self, request: ChatRequest) -> NemoResponse:
         """Invoke NeMo's real action; its LLM call goes to the configured backend."""
