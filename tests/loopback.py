@@ -2,7 +2,9 @@
 
 ``with json_service(reply) as url:`` serves until the block ends; ``reply(path, body)`` gets the
 request path and raw body and returns ``(status, payload)``, where a payload that is not ``str``
-is sent as JSON and a ``str`` as it is (so tests can send garbage).
+is sent as JSON and a ``str`` as it is (so tests can send garbage). ``models``: names that
+``GET .../models`` lists, as an OpenAI-compatible server's models endpoint does (a run's
+preflight check asks it); without them a GET is answered 501, as Python's server does.
 """
 
 from __future__ import annotations
@@ -17,10 +19,25 @@ Reply = Callable[[str, bytes], tuple[int, object]]
 
 
 @contextmanager
-def json_service(reply: Reply) -> Iterator[str]:
+def json_service(reply: Reply, models: tuple[str, ...] = ()) -> Iterator[str]:
     """Serve ``reply`` on a free 127.0.0.1 port; yields ``http://127.0.0.1:PORT``."""
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if not models:
+                self.send_error(501)
+                return
+            if not self.path.endswith("/models"):
+                self.send_error(404)
+                return
+            data = json.dumps({"object": "list", "data": [
+                {"id": name, "object": "model"} for name in models]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             status, payload = reply(self.path, body)

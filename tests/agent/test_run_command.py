@@ -52,7 +52,7 @@ def test_run_agent_with_an_openai_compatible_tool_calling_server(tmp_path: Path)
 
     Dataset("three", [c for c in load_examples() if c.case_id in (LAWFUL, FORBIDDEN, UNTOUCHED)]
             ).write_jsonl(cases)
-    with json_service(fake) as url:
+    with json_service(fake, models=("fake-agent",)) as url:
         result = runner.invoke(app, [
             "run", "--dataset", str(cases), "--guardrail",
             "tests.agent.reviewers:small_transfers", "--agent", f"{url}/v1",

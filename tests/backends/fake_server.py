@@ -51,8 +51,12 @@ class FaultServer:
     def __init__(self, script: list[str] | None = None, *, default: str = "ok",
                  answer: str = '{"decision": "ALLOW"}',
                  close_after_stream: float | None = None,
-                 models: list[str] | None = ["m"]) -> None:  # noqa: B006 (never changed)
+                 models: list[str] | None = ["m"],  # noqa: B006 (never changed)
+                 port: int = 0) -> None:
         self.models = models
+        self.port = port
+        """The port to listen on (0: a free one); a server restarted on the same port is the
+        same endpoint to a client."""
         self.script: deque[str] = deque(script or [])
         self.default = default
         self.close_after_stream = close_after_stream
@@ -77,7 +81,7 @@ class FaultServer:
         return f"http://127.0.0.1:{port}/v1"
 
     async def __aenter__(self) -> FaultServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -40,7 +40,9 @@ from authpairs.agent.readback import agent_calls, case_proposals, trajectories
 from authpairs.agent.runner import AgentLoop
 from authpairs.agent.serve import new_run_id, open_session
 from authpairs.agent.server import build_server
+from authpairs.agent.session import AgentSession
 from authpairs.agent.trajectory import Trajectory
+from authpairs.backends.preflight import preflight
 from authpairs.backends.tool_chat import ToolChat, make_tool_chat
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
@@ -111,12 +113,16 @@ async def _stdio_server(config: RunConfig, cases: Dataset,
 
 
 async def _loop_cases(loop: AgentLoop, cases: Dataset, store: RecordStore, run_id: str,
-                      on_case: CaseDone | None) -> None:
+                      on_case: CaseDone | None, session: AgentSession | None = None) -> None:
+    """Each case's loop, its trajectory stored; stops after a case in which the in-process
+    ``session``'s reviewer went down (:attr:`AgentSession.stopped`)."""
     for case_id in cases.case_ids():
         trajectory = await loop.run_case(case_id)
         store.add_agent_trajectory(run_id, case_id, stored_json(trajectory))
         if on_case is not None:
             on_case(trajectory)
+        if session is not None and session.stopped is not None:
+            raise session.stopped
 
 
 async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
@@ -134,13 +140,15 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
     run_id = config.run_id or new_run_id("agent")
     chat: ToolChat = make_tool_chat(settings.backend, settings.tool_format)
     async with chat:
+        if config.preflight:  # the agent's model; the reviewer's endpoints in open_session
+            await preflight([chat])
         if server == "in-process":
             async with (open_session(config, cases, run_id, "in-process",
                                      agent_model=chat.describe()) as session,
                         Client(build_server(session)) as client):
                 loop = AgentLoop(client, chat, settings, run_id=run_id,
                                  retries=config.infra_retries)
-                await _loop_cases(loop, cases, session.store, run_id, on_case)
+                await _loop_cases(loop, cases, session.store, run_id, on_case, session)
         else:
             with RecordStore(config.records) as store:
                 if store.get_run(run_id) is not None:

@@ -29,8 +29,10 @@ from mcp import Client
 from authpairs.agent.server import CASE_META_KEY
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.backends.base import BackendError, TransportError
+from authpairs.backends.breaker import EndpointDownError
 from authpairs.backends.tool_chat import ToolCall, ToolChat, ToolChatResponse
 from authpairs.runs.agent_config import AgentModelConfig
+from authpairs.runs.failure_log import FailureLog
 from authpairs.runs.retry import RetryPolicy
 
 log = logging.getLogger("authpairs.agent")
@@ -75,6 +77,7 @@ class AgentLoop:
         self.settings = settings
         self.run_id = run_id
         self.retry = RetryPolicy(retries, backoff_s)
+        self.failures = FailureLog(log)
         self._tools: list[dict[str, Any]] | None = None
 
     async def tools(self) -> list[dict[str, Any]]:
@@ -93,9 +96,10 @@ class AgentLoop:
                 return await self.chat.chat(messages, tools, self.settings.sampling)
             except TransportError as exc:
                 if not self.retry.retried(number):
+                    self.failures.failed("agent model", str(exc), None)
                     raise
                 wait = self.retry.delay(number, exc.retry_after)
-                log.warning("agent model: %s; retrying in %.1f s", exc, wait)
+                self.failures.failed(f"agent model: attempt {number}", str(exc), wait)
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -125,6 +129,8 @@ class AgentLoop:
         for _ in range(self.settings.max_turns):
             try:
                 response = await self._turn(messages, tools)
+            except EndpointDownError:
+                raise  # the agent's model is down: the run stops (no case is scored for it)
             except (TransportError, BackendError) as exc:
                 trajectory.stop, trajectory.error = StopReason.AGENT_ERROR, str(exc)[:500]
                 log.warning("case %s: the agent model failed: %s", case_id, exc)

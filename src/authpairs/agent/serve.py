@@ -23,6 +23,7 @@ from typing import Any, Literal
 from authpairs.agent.cases import select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
+from authpairs.backends.preflight import preflight
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
@@ -105,6 +106,8 @@ async def open_session(config: RunConfig, cases: Dataset, run_id: str,
     reviewer and sandbox are released."""
     async with AsyncExitStack() as stack:
         reviewer = await make_reviewer(config.reviewer, stack)
+        if config.preflight:  # before the records file is opened: a failure records nothing
+            await preflight([reviewer])
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
             if store.get_run(run_id) is not None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.tools import proposed_descriptor, same_operation
+from authpairs.backends.breaker import EndpointDownError
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import descriptor_problems
 from authpairs.cases.models import Case, EffectDescriptor
@@ -69,6 +70,9 @@ class AgentSession:
         self._state = {case_id: _CaseState() for case_id in self.cases}
         self._lock = asyncio.Lock()
         self._closed = False
+        #: Why the reviewer can no longer answer (its endpoints are down), else None: the agent
+        #: runner stops after the case in progress.
+        self.stopped: EndpointDownError | None = None
 
     def case(self, case_id: str) -> Case:
         """The case ``case_id``; :class:`UnknownCaseError` when it is not served."""
@@ -111,6 +115,11 @@ class AgentSession:
             update={"public": case.public.model_copy(update={"effect": proposed})})
         try:
             review = await self.runner.review(proposed_case)
+        except EndpointDownError as exc:  # the reviewer's breaker opened: every call fails
+            self.stopped = exc
+            log.warning("case %s, call %d: reviewer down: %s", case.case_id, base["call_no"],
+                        exc)
+            return AgentCall(**base, result=CallResult.UNAVAILABLE, error=str(exc)[:500])
         except (BackendError, ReviewerError) as exc:
             # A reviewer that cannot answer at all (a non-retryable backend error) stops an
             # 'authpairs run'; here the call is recorded as unavailable and the agent goes on.

@@ -118,9 +118,7 @@ class Breaker:
 def none_left(breakers: Sequence[Breaker]) -> EndpointDownError:
     """The error raised when every endpoint in ``breakers`` is open."""
     causes = "; ".join(breaker.describe() for breaker in breakers)
-    many = len(breakers) > 1
-    return EndpointDownError(f"{causes}; {'no endpoint is' if many else 'the endpoint is'} left "
-                             "to answer, so the run stopped")
+    return EndpointDownError(f"{causes}: no endpoint left to answer, so the run stopped")
 
 
 __all__ = ["HTTP_CAUSES", "OPEN_AFTER_FAILURES", "OPEN_AFTER_S", "Breaker", "EndpointDownError",

@@ -21,10 +21,11 @@ request returns without streaming (:class:`StreamAssembler`), read by the same
 Refused connections, timeouts, HTTP 429 and 5xx raise
 :class:`~authpairs.backends.base.TransportError`; other 4xx raise
 :class:`~authpairs.backends.base.BackendError`. Each endpoint has a circuit breaker
-(:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few seconds,
-or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the backend raises
-:class:`~authpairs.backends.breaker.EndpointDownError`, which stops the run. :meth:`OpenAIBackend.preflight`
-checks every endpoint before a run (:mod:`authpairs.backends.preflight`).
+(:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few
+seconds, or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the
+backend raises :class:`~authpairs.backends.breaker.EndpointDownError`, which stops the run.
+:meth:`OpenAIBackend.preflight` checks every endpoint before a run
+(:mod:`authpairs.backends.preflight`).
 """
 
 from __future__ import annotations

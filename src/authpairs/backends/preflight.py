@@ -62,7 +62,8 @@ async def _get(client: httpx.AsyncClient, url: str, endpoint: str) -> httpx.Resp
     except httpx.TransportError as exc:
         cause = connection_cause(exc) or f"{type(exc).__name__}: {exc}"
         raise PreflightError(f"{endpoint}: {cause}",
-                             hint="start the server, or correct the URL") from None
+                             hint="start the server, or correct its URL (--base-url; for the "
+                             "agent's model --agent)") from None
 
 
 def _refused_key(endpoint: str, reply: httpx.Response) -> PreflightError:

@@ -153,6 +153,8 @@ def print_run_summary(state: RunProgress) -> None:
     if state.audit_failures:
         console.print(Text(f"effect-audit failures: {', '.join(state.audit_failures)}",
                            style="red"))
+    if state.stopped:
+        console.print(Text(f"stopped: {state.stopped}", style="red"))
 
 
 def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Path | None
@@ -275,6 +277,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         agent_server: Annotated[str, typer.Option(
             help="How the agent reaches the MCP server: in-process, or stdio (an 'authpairs "
             "mcp serve' child process).")] = "in-process",
+        preflight: Annotated[bool | None, typer.Option(
+            "--preflight/--no-preflight",
+            help="Check every endpoint (model server, HTTP guardrail, agent model) once before "
+            "the first case: reachable, the model served. --no-preflight for a server without "
+            "a models endpoint. Default: check.")] = None,
     ) -> None:
         model_options = {"--interface": interface, "--backend": backend, "--base-url": base_url,
                          "--model": model, "--seed": seed, "--temperature": temperature,
@@ -308,6 +315,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "reviewer.sampling.repetition_penalty": repetition_penalty,
             "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
             "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
+            "preflight": preflight,
             "records": str(records) if records else None})
         from authpairs.api import option_overrides
 
@@ -331,6 +339,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         check_run_by(by or [], config)
         state = asyncio.run(execute_async(config, progress=not quiet))
         print_run_summary(state)
+        if state.stopped and not state.already_done + state.completed_now:
+            raise typer.Exit(code=3)  # nothing recorded: no scores to show
         overall, _ = report_run(Path(config.records), state.run_id, by or [], out,
                                 state.written_chain)
         hint = unavailable_hint(overall, config.reviewer.model_dump(mode="json"))
@@ -342,7 +352,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
             write_report(ReportRequest(runs=[state.run_id], out=html,
                                        records=Path(config.records)))
-        if state.infrastructure_failed:
+        if state.infrastructure_failed or state.stopped:
             raise typer.Exit(code=3)
 
     @app.command()

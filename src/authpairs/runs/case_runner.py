@@ -39,6 +39,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Dispatch
 from authpairs.review.reviewers import Reviewer
+from authpairs.runs.failure_log import FailureLog
 from authpairs.runs.retry import RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse
 
@@ -59,7 +60,10 @@ class CaseRunner:
     ``deadline_s`` is how long an attempt may go without progress (None: no deadline; see
     :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many
     infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
-    about each retry.
+    about each retry. Failures are logged through :class:`~authpairs.runs.failure_log.FailureLog`
+    (``failures``): the first of each cause, then counts; an endpoint that fails every request
+    stops the run through its circuit breaker (:mod:`authpairs.backends.breaker`), which raises
+    instead of a transport error.
     """
 
     def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
@@ -71,6 +75,7 @@ class CaseRunner:
         self.deadline_s = deadline_s
         self.retry = RetryPolicy(infra_retries, backoff_s)
         self.on_retry = on_retry
+        self.failures = FailureLog(log)
 
     async def review(self, case: Case, request: ChatRequest | None = None) -> Review:
         """Review ``case``: render (or take ``request``, the input already sent), ask with
@@ -85,6 +90,9 @@ class CaseRunner:
                 review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
                 if self.retry.retried(number):
                     await self._wait_to_retry(case, number, exc)
+                else:
+                    self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc),
+                                         None)
                 continue
             review.attempts.append(Attempt(number, time.perf_counter() - started))
             return await self.conclude(case, review, response)
@@ -114,11 +122,9 @@ class CaseRunner:
 
     async def _wait_to_retry(self, case: Case, number: int, exc: TransportError) -> None:
         delay = self.retry_delay(number, exc)
-        cause = short_cause(str(exc))
-        log.warning("case %s: attempt %d failed (%s); retrying in %.1f s",
-                    case.case_id, number, cause, delay)
+        self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc), delay)
         if self.on_retry is not None:
-            self.on_retry(case.case_id, cause)
+            self.on_retry(case.case_id, short_cause(str(exc)))
         await asyncio.sleep(delay)
 
     async def _enforce(self, case: Case, dispatch: Dispatch) -> EffectRecord:

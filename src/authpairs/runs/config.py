@@ -189,8 +189,8 @@ class RunConfig(BaseModel):
 
     def recorded(self) -> dict[str, Any]:
         """The resolved configuration as a run header stores it: every field, but the optional
-        ones left unset (no sample, no agent, preflight on) are left out, so the headers of runs that do not
-        use them are those earlier versions wrote."""
+        ones left unset (no sample, no agent, preflight on) are left out, so the headers of runs
+        that do not use them are those earlier versions wrote."""
         data = self.model_dump(mode="json")
         if self.sample is None:
             del data["sample"], data["sample_seed"]

@@ -10,7 +10,11 @@ atomically, in batches. A case whose transport failures exhaust the retries gets
 -- it is never scored as a decision -- and a later re-run of the same command tries it again.
 When the run stops, the claims it still holds are freed.
 
-Every retry is logged (logger ``authpairs.runs``) with its cause and shown on the progress line.
+Retries are shown on the progress line and logged (logger ``authpairs.runs``) without flooding:
+the first failure of each cause, then counts (:class:`~authpairs.runs.failure_log.FailureLog`).
+When every endpoint of the reviewer is down (its circuit breakers opened:
+:class:`~authpairs.backends.breaker.EndpointDownError`), the run stops: what finished is stored,
+the claims are freed, and :attr:`RunProgress.stopped` says why; the same command resumes it.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from authpairs.backends.breaker import EndpointDownError
 from authpairs.cases.dataset import CaseSource, Dataset
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
+from authpairs.errors import error_message
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.case_runner import CaseRunner, short_cause
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
@@ -58,6 +64,9 @@ class RunProgress:
     recorded_elsewhere: int = 0
     #: Facts about how the run went that a user should see (e.g. a cap on requests in flight).
     notes: list[str] = field(default_factory=list)
+    #: Why the run stopped before its cases were done (every endpoint down), else None: the
+    #: error's message and hint.
+    stopped: str | None = None
     #: The chain head and length this invocation left in the run header when it created the
     #: run and wrote every entry of its chain itself (``RecordStore.written_chain``), else None.
     written_chain: tuple[str, int] | None = None
@@ -219,7 +228,10 @@ class RunOrchestrator:
                 if failure is not None:
                     raise failure from None
                 raise
+            except EndpointDownError as exc:  # the other workers stop in the finally below
+                state.stopped = error_message(exc)
         finally:
+            self.runner.failures.flush()
             for task in (*workers, flusher):  # on an error, the other workers stop too
                 task.cancel()
             try:
