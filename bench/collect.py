@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "docs" / "benchmarks.md"
 ORDER = ["harness", "cli_start", "verify", "language", "native", "effects", "analysis", "overhead",
-         "overhead_jitter", "phases", "http_clients",
+         "overhead_jitter", "phases", "http_clients", "fail_fast",
          "report", "report_cases", "main_job"]
 
 HEADER = HERE / "benchmarks_header.md"
