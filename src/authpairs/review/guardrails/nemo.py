@@ -30,6 +30,11 @@ NeMo's Boolean controls dispatch. The record keeps three cases apart (paper A.2)
   with reason ``native_fallback``;
 * **no output** -- an empty answer: unavailable with reason ``empty`` (``length`` when the
   token limit was spent before any text, the case NeMo itself warns about).
+
+NeMo's ``llm_call`` removes ``<think>`` blocks from the content before its parser reads it, when
+the server reported no reasoning of its own (:func:`nemo_content`). authpairs reads the answer the
+same way, live and in replay: the record keeps the answer as the server sent it, and the parser
+sees what NeMo's parser saw.
 """
 
 from __future__ import annotations
@@ -91,6 +96,20 @@ def recognised_word(text: str) -> str | None:
     """
     words = re.sub(r"\W+", " ", text.lower().strip()).split(" ")[:2]
     return next((word for word in REGISTERED_WORDS if word in words), None)
+
+
+def nemo_content(text: str, reasoning: str | None) -> str:
+    """The content NeMo's output parser reads for a model answer ``text``: NeMo 0.24.1's
+    ``llm_call`` keeps a server's separate ``reasoning`` as it is, and otherwise removes every
+    complete ``<think>...</think>`` block and trims the rest (its
+    ``_extract_and_remove_think_tags``, called here, so the two cannot drift apart)."""
+    from nemoguardrails.llm.call import _extract_and_remove_think_tags
+    from nemoguardrails.types import LLMResponse
+
+    response = LLMResponse(content=text, reasoning=reasoning or None)
+    if not response.reasoning:
+        _extract_and_remove_think_tags(response)
+    return str(response.content)
 
 
 def rails_files(folder: Path) -> list[Path]:
@@ -201,7 +220,10 @@ class _BackendLLM:
         except BaseException as exc:
             self.error = exc
             raise
+        # The server's reasoning goes with the content, as NeMo's own OpenAI client hands it
+        # over (``reasoning_content``): llm_call then strips <think> blocks only without it.
         return LLMResponse(content=self.response.text or "",
+                           reasoning=self.response.reasoning or None,
                            finish_reason=self.response.finish_reason)
 
     async def stream_async(self, prompt: Any, *, stop: list[str] | None = None,
@@ -416,16 +438,20 @@ class NemoSelfCheckReviewer:
                     ReasonCode.LENGTH, "NeMo: no output before the token limit")
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "NeMo: no output")
         allowed = getattr(response, "native_allowed", None)
-        word = recognised_word(text)
+        content = guarded(lambda: nemo_content(text, response.reasoning), "NeMo llm_call")
+        if isinstance(content, ReviewOutcome):
+            return content
+        word = recognised_word(content)
         if word is None:
+            shown = content.strip()[:40] if content.strip() else "nothing after the <think> block"
             return ReviewOutcome.unavailable(
                 ReasonCode.NATIVE_FALLBACK,
                 f"NeMo fell back (native Boolean {'allow' if allowed else 'block'}): "
-                f"{text.strip()[:40]!r}")
+                f"{shown!r}")
         if allowed is None:  # a replayed or foreign response: apply NeMo's own parser
             from nemoguardrails.llm.output_parsers import is_content_safe
 
-            verdict = guarded(lambda: bool(is_content_safe(text)[0]), "NeMo is_content_safe")
+            verdict = guarded(lambda: bool(is_content_safe(content)[0]), "NeMo is_content_safe")
             if isinstance(verdict, ReviewOutcome):
                 return verdict
             allowed = verdict
