@@ -247,13 +247,17 @@ def test_every_family_renders_its_own_request() -> None:
     case = load_examples().cases[0].public
     cs = NemotronSafetyInterface().render(case)
     kwargs = (cs.options or {})["chat_template_kwargs"]
-    assert kwargs["enable_thinking"] is True and kwargs["request_categories"] == "/categories"
+    # NeMo's docs: a custom policy and the built-in taxonomy's /categories are separate modes
+    assert kwargs["enable_thinking"] is True and kwargs["request_categories"] == "/no_categories"
+    assert set(kwargs) == {"custom_policy", "enable_thinking", "request_categories"}
     assert case.policy.text in kwargs["custom_policy"]
     assert [m["role"] for m in cs.messages] == ["user"]
     assert case.policy.text not in cs.messages[0]["content"]  # the template adds the policy
-    off = NemotronSafetyInterface(thinking=False, categories=False).render(case).options or {}
+    off = NemotronSafetyInterface(thinking=False).render(case).options or {}
     assert off["chat_template_kwargs"]["enable_thinking"] is False
     assert off["chat_template_kwargs"]["request_categories"] == "/no_categories"
+    paper = NemotronSafetyInterface(categories=True).render(case).options or {}
+    assert paper["chat_template_kwargs"]["request_categories"] == "/categories"  # the paper's
     think = NemotronSafetyInterface(family="reasoning-4b").render(case).messages[0]["content"]
     assert think.endswith("/think") and "Prompt harm: <harmful/unharmful>" in think
     no_think = NemotronSafetyInterface(family="reasoning-4b", thinking=False).render(case)

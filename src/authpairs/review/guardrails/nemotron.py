@@ -6,7 +6,10 @@
 * ``content-safety`` (default; Nemotron 3.5 Content Safety, the paper's model): the chat template
   builds the safety prompt itself. The user message is the operation and its evidence; the
   authorization policy goes in ``chat_template_kwargs.custom_policy`` with ``enable_thinking``
-  (``thinking``) and ``request_categories`` (``categories``). The answer is lines
+  (``thinking``). NeMo's docs describe the custom policy and the built-in taxonomy's category
+  list (``request_categories: "/categories"``) as separate modes, so by default the custom
+  policy is sent with ``request_categories: "/no_categories"`` (the template's own default);
+  ``categories: true`` sends ``/categories`` with it, as the paper's runs did. The answer is lines
   ``User Safety: safe|unsafe`` and, when unsafe, ``Safety Categories: ...``; it mirrors NeMo
   Guardrails' ``nemotron_content_safety_parse_prompt_safety``.
 * ``reasoning-4b`` (Nemotron-Content-Safety-Reasoning-4B): one user message in NVIDIA's prompt
@@ -76,7 +79,7 @@ class NemotronSafetyInterface(NativeInterface):
         "safe/unharmful -> ALLOW, unsafe/harmful -> BLOCK")
 
     def __init__(self, family: str = "content-safety", thinking: bool = True,
-                 categories: bool = True) -> None:
+                 categories: bool = False) -> None:
         if family not in FAMILIES:
             raise ReviewerError(f"nemotron-safety: family must be one of {', '.join(FAMILIES)}, "
                                 f"not {family!r}")
