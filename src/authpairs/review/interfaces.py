@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.registry import Registry, RegistryError
@@ -46,6 +47,16 @@ class ReviewInterface:
         Native formats use this to separate reasoning from the answer and count its tokens.
         """
         return response
+
+    def check_backend(self, backend: BackendConfigBase) -> None:
+        """Refuse, with a :class:`~authpairs.errors.ConfigError`, a backend whose model this
+        interface cannot speak to (called before the backend starts; default: any backend)."""
+        return None
+
+    def settings_record(self, sampling: SamplingConfig) -> dict[str, Any] | None:
+        """What the run's sampling follows (the vendor's recommendation, the paper's, or
+        neither), for the run header; None when the interface has no vendor (default)."""
+        return None
 
     def templates(self) -> list[str]:
         """Template files this interface renders (hashed into the run)."""

@@ -86,5 +86,6 @@ async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Review
         built: Reviewer = reviewer
         return built
     interface = get_interface(config.interface, config.interface_options)
+    interface.check_backend(config.backend)
     backend = await stack.enter_async_context(make_backend(config.backend))
     return ModelReviewer(interface, backend, config.sampling)

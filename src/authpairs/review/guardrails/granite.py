@@ -1,24 +1,38 @@
-"""``granite-guardian``: IBM Granite Guardian with custom criteria and thinking.
+"""``granite-guardian``: IBM Granite Guardian with custom criteria and thinking, 3.x or 4.x.
 
-The operation and evidence are the user message; the authorization policy is the custom criterion,
-passed the model card's way, through the chat template (``guardian_config.custom_criteria``, with
-``think`` on). The model answers ``<think>...</think>`` then ``<score> yes </score>`` (the text
-meets the criterion: a violation -> BLOCK) or ``<score> no </score>`` (-> ALLOW). Exactly one
-score tag, last, with nothing but the think block before it.
+``interface_options.family`` names the model family, whose prompt layouts differ:
 
-IBM's cookbook parser reads the last ``<score>(.*?)</score>`` match, tag names case-sensitive;
-authpairs reads the same tag the same way and accepts only the words ``yes`` and ``no`` (exact
-case, surrounding whitespace allowed) inside it. It is stricter in what may surround the tag
-(format card ``granite-guardian``).
+* ``3.x`` (default; Granite Guardian 3.3, the paper's): the operation and evidence are the user
+  message; the authorization policy is the custom criterion, passed the model card's way, through
+  the chat template (``guardian_config.custom_criteria``, with ``think``).
+* ``4.x`` (Granite Guardian 4.1): the operation and evidence are a user message, and the
+  criterion goes in a ``<guardian>`` block, a second and last user message written as IBM's 4.1
+  cookbook writes it (mode selector ``<think>`` or ``<no-think>``, the judge instruction,
+  ``### Criteria:``, ``### Scoring Schema:`` for the last user's text). No chat-template
+  arguments are sent.
+
+A family that the served model contradicts is refused before any case
+(:meth:`GraniteGuardianInterface.check_backend`): each family's prompt means nothing to the other.
+
+Both answer ``<think>...</think>`` (empty in 4.x no-think mode) then ``<score> yes </score>``
+(the text meets the criterion: a violation -> BLOCK) or ``<score> no </score>`` (-> ALLOW).
+Exactly one score tag, last, with nothing but the think block before it. IBM's cookbook parsers
+read the last ``<score>(.*?)</score>`` match (4.1: lower-cased); authpairs reads the same tag the
+same way and accepts only the words ``yes`` and ``no`` (exact case, surrounding whitespace
+allowed) inside it. It is stricter in what may surround the tag (format card
+``granite-guardian``).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.config import BackendConfigBase
 from authpairs.cases.models import PublicCase
+from authpairs.errors import ConfigError, ReviewerError
 from authpairs.review.guardrails.labels import split_think, think_as_reasoning
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
@@ -28,26 +42,92 @@ _SCORE = re.compile(r"\A<score>(?P<label>[^<>]*)</score>\Z")  # tag names case-s
 SCORE_LABELS = {"yes": Decision.BLOCK, "no": Decision.ALLOW}
 """The words inside the score tag (exact case) and what each means for the operation."""
 
+FAMILIES = ("3.x", "4.x")
+"""The Granite Guardian families ``interface_options.family`` may name."""
+
+_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "3.x": ("granite_criteria.j2", "granite_user.j2", "policy.j2", "operation.j2"),
+    "4.x": ("granite_guardian_block.j2", "granite_criteria.j2", "granite_user.j2", "policy.j2",
+            "operation.j2"),
+}
+
+# A Granite Guardian version in a model id or file name: granite-guardian-3.3-8b,
+# ibm-granite/granite-guardian-4.1-8b, granite4.1-guardian:8b (Ollama), *.gguf files.
+_VERSION = re.compile(r"granite[-_ .]?guardian[-_ .]?v?(?P<a>\d+)(?:\.\d+)?"
+                      r"|granite[-_ .]?(?P<b>\d+)(?:\.\d+)?[-_ .]?guardian", re.IGNORECASE)
+
+
+def model_family(name: str) -> str | None:
+    """The Granite Guardian family (``3.x``, ``4.x``, ...) a model id or file name names, or
+    None when it names no version of Granite Guardian."""
+    match = _VERSION.search(name)
+    if match is None:
+        return None
+    return f"{match.group('a') or match.group('b')}.x"
+
+
+def served_model_names(backend: BackendConfigBase) -> list[str]:
+    """What a backend configuration says the served model is: the model id it sends (the id
+    vLLM serves the model under) and, for the embedded server, the GGUF file's name."""
+    names = [backend.model]
+    gguf = getattr(backend, "gguf_path", None)
+    if isinstance(gguf, str) and gguf:
+        names.append(PurePath(gguf).name)
+    return [name for name in names if name]
+
 
 class GraniteGuardianInterface(NativeInterface):
-    """Granite Guardian: custom criteria through the chat template, ``<score>`` yes/no."""
+    """Granite Guardian: custom criteria (3.x chat-template argument, 4.x ``<guardian>``
+    block), ``<score>`` yes/no."""
 
     name = "granite-guardian"
-    template_files = ("granite_criteria.j2", "granite_user.j2", "policy.j2", "operation.j2")
+    template_files = _TEMPLATES["3.x"]
     output_contract: ClassVar[str] = (
         "optional <think>...</think>, then exactly <score> yes </score> (violation -> BLOCK) "
         "or <score> no </score> (-> ALLOW)")
 
-    def __init__(self, think: bool = True) -> None:
+    def __init__(self, think: bool = True, family: str = "3.x") -> None:
+        if family not in FAMILIES:
+            raise ReviewerError(f"granite-guardian: family must be one of "
+                                f"{', '.join(FAMILIES)}, not {family!r}")
         self.think = think
+        self.family = family
+
+    def templates(self) -> list[str]:
+        """The template files this family renders."""
+        return list(_TEMPLATES[self.family])
+
+    def settings_key(self) -> str:
+        """Vendor settings differ by family (IBM's 3.3 and 4.1 cookbooks)."""
+        return f"{self.name}:{self.family}"
 
     def render(self, case: PublicCase) -> ChatRequest:
-        """The operation as the user message; the policy as the custom criterion."""
+        """3.x: the operation as the user message, the policy as the custom criterion of the
+        chat template. 4.x: the operation, then the ``<guardian>`` block as the last user
+        message."""
         criteria = self.text("granite_criteria.j2", case).rstrip("\n")
+        operation = {"role": "user", "content": self.text("granite_user.j2", case)}
+        if self.family == "4.x":
+            block = self.text("granite_guardian_block.j2", case, criteria=criteria,
+                              think=self.think).rstrip("\n")
+            return ChatRequest(messages=[operation, {"role": "user", "content": block}])
         kwargs = {"guardian_config": {"custom_criteria": criteria}, "think": self.think}
-        return ChatRequest(
-            messages=[{"role": "user", "content": self.text("granite_user.j2", case)}],
-            options={"chat_template_kwargs": kwargs})
+        return ChatRequest(messages=[operation], options={"chat_template_kwargs": kwargs})
+
+    def check_backend(self, backend: BackendConfigBase) -> None:
+        """Refuse a family the served model contradicts: a model id or GGUF file that names
+        Granite Guardian 4.x with family 3.x configured, or the reverse. A name that says no
+        version (an alias) is not refused."""
+        for name in served_model_names(backend):
+            served = model_family(name)
+            if served is not None and served != self.family:
+                raise ConfigError(
+                    f"reviewer.interface_options.family is '{self.family}' but the backend's "
+                    f"model '{name}' is Granite Guardian {served}: a {self.family} prompt "
+                    f"({_LAYOUT[self.family]}) is not what a {served} model reads "
+                    f"({_LAYOUT.get(served, 'another layout')})",
+                    hint=f"set reviewer.interface_options.family: '{served}' in the "
+                    "configuration (format card: authpairs guardrails --card granite-guardian)")
 
     def finish(self, response: ChatResponse) -> ChatResponse:
         """Keep the think block as reasoning when the server left it in the content."""
@@ -76,3 +156,7 @@ class GraniteGuardianInterface(NativeInterface):
             return ReviewOutcome.unavailable(
                 ReasonCode.NO_LABEL, f"score {label[:40]!r} is not exactly yes or no")
         return ReviewOutcome.decided(SCORE_LABELS[label])
+
+
+_LAYOUT = {"3.x": "the criterion in chat_template_kwargs.guardian_config",
+           "4.x": "the criterion in a <guardian> block of the last user message"}
