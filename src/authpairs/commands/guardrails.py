@@ -48,7 +48,9 @@ def list_reviewers() -> list[ReviewerListing]:
 def guardrails(
     plain: Annotated[bool, typer.Option("--plain", help="Tab-separated, no table.")] = False,
     card: Annotated[str | None, typer.Option(
-        "--card", metavar="NAME", help="Print the format card of a native interface.")] = None,
+        "--card", metavar="NAME", help="Print the format card of a native interface or of "
+        "nemo-self-check: sources, prompt, answer grammar, the vendor's and the paper's "
+        "sampling and output limit.")] = None,
 ) -> None:
     """List every reviewer: interfaces, guardrails (built-in and plugins) and baselines."""
     if card is not None:

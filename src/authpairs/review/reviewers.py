@@ -76,9 +76,14 @@ class ModelReviewer:
         return self.interface.template_hashes()
 
     def describe(self) -> dict[str, Any]:
-        """Interface and backend facts."""
-        return {"interface": self.interface.name, "backend": self.backend.describe(),
-                "output_contract": self.interface.output_contract}
+        """Interface and backend facts; for a guardrail format, also the sampling sent and
+        whether it follows the vendor's recommendation, the paper's or neither."""
+        facts = {"interface": self.interface.name, "backend": self.backend.describe(),
+                 "output_contract": self.interface.output_contract}
+        settings = self.interface.settings_record(self.sampling)
+        if settings is not None:
+            facts["settings"] = settings
+        return facts
 
 
 class BaselineReviewer:

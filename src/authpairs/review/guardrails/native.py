@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatResponse
+from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.review.guardrails.labels import finish_problem
+from authpairs.review.guardrails.settings import settings_record
 from authpairs.review.interfaces import ReviewInterface
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
 from authpairs.review.parsing import MAX_RESPONSE_CHARS, guarded, text_problem
@@ -31,6 +33,16 @@ class NativeInterface(ReviewInterface):
     def templates(self) -> list[str]:
         """The template files this interface renders."""
         return list(self.template_files)
+
+    def settings_key(self) -> str:
+        """The key of this interface's recommended settings
+        (:mod:`~authpairs.review.guardrails.settings`): its name, unless an option changes the
+        vendor's advice."""
+        return self.name
+
+    def settings_record(self, sampling: SamplingConfig) -> dict[str, Any] | None:
+        """The run's sampling against the vendor's and the paper's recommendation."""
+        return settings_record(self.settings_key(), sampling.model_dump())
 
     @staticmethod
     def context(case: PublicCase) -> dict[str, Any]:

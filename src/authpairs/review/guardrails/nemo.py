@@ -52,10 +52,12 @@ from authpairs.backends.preflight import preflight
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
 from authpairs.review.guardrails.registry import GuardrailFactory
+from authpairs.review.guardrails.settings import VENDOR, Recommended, settings_record
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import LENGTH_STOPS, finish_outcome, guarded, text_problem
 from authpairs.review.templates import render, template_sha256
 
+GUARDRAIL = "nemo-self-check"
 TASK = "self_check_input"
 FLOW = "self check input"
 PROMPT_TEMPLATE = "nemo_self_check.j2"
@@ -473,12 +475,25 @@ class NemoSelfCheckReviewer:
         """NeMo's version, the prompt's source, every task setting sent and the backend."""
         import importlib.metadata
 
-        return {"guardrail": "nemo-self-check", "action": TASK,
+        return {"guardrail": GUARDRAIL, "action": TASK,
                 "nemoguardrails": importlib.metadata.version("nemoguardrails"),
                 "prompt": PROMPT_TEMPLATE if self.rails is None else "rails folder",
                 **({} if self.rails is None else {"rails": self.rails.describe()}),
                 "task_settings": self.settings.describe(),
+                "settings": self.settings_record(),
                 "backend": self.backend.describe()}
+
+    def settings_record(self) -> dict[str, Any] | None:
+        """The sampling sent against NeMo's own task settings (the vendor's, for this prompt)
+        and the paper's, as the run header records it for every guardrail."""
+        nemo = self.settings.nemo
+        vendor = VENDOR[GUARDRAIL]
+        asked = Recommended(vendor.label, vendor.source,
+                            {"temperature": nemo["temperature"], "max_tokens": nemo["max_tokens"]})
+        sent = self.settings.sent
+        used = {"temperature": sent["temperature"], "top_p": self.sampling.top_p,
+                "max_tokens": sent["max_tokens"]}
+        return settings_record(GUARDRAIL, used, vendor=asked)
 
 
 def _resolved(options: dict[str, Any], sampling: SamplingConfig) -> dict[str, Any]:

@@ -91,6 +91,11 @@ class NemotronSafetyInterface(NativeInterface):
         """The template files this family renders."""
         return list(_TEMPLATES[self.family])
 
+    def settings_key(self) -> str:
+        """Vendor settings differ by family, and for content-safety with thinking."""
+        think = ":think" if self.family == "content-safety" and self.thinking else ""
+        return f"{self.name}:{self.family}{think}"
+
     def render(self, case: PublicCase) -> ChatRequest:
         """The family's request: chat-template arguments (content-safety) or one user prompt."""
         if self.family == "content-safety":

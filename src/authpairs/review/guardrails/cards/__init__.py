@@ -1,9 +1,11 @@
-"""Format cards: how each native guardrail interface talks to its model, and on what authority.
+"""Format cards: how each native guardrail talks to its model, and on what authority.
 
-A card is a Markdown file in this package named after its interface (``<name>.md``). It lists
-the primary sources with their revisions, the exact prompt layout as sent, the answer grammar,
-the output limit and stop tokens, the vendor parser it mirrors and every deliberate difference
-from that parser with its reason. ``authpairs guardrails --card NAME`` prints one; each card is
+A card is a Markdown file in this package named after its interface, or a built-in guardrail
+with a vendor (``nemo-self-check``): ``<name>.md``. It lists the primary sources with their
+revisions, the exact prompt layout as sent, the answer grammar, the vendor's and the paper's
+sampling and output limit (the table of :mod:`authpairs.review.guardrails.settings`) and the stop
+tokens, the vendor parser it mirrors and every deliberate difference from that parser with its
+reason. ``authpairs guardrails --card NAME`` prints one; each card is
 also reproduced verbatim in ``docs/guardrails.md`` between ``<!-- card: NAME -->`` and
 ``<!-- /card: NAME -->`` (a test keeps the two equal).
 
