@@ -132,3 +132,25 @@ async def test_a_server_that_dies_half_way_stops_the_run_and_a_rerun_completes_i
     assert len(ids) == len(set(ids)) == 40  # no case lost or duplicated
     audit = runner.invoke(app, ["audit", "dies", "--records", str(records)])
     assert audit.exit_code == 0, audit.output
+
+
+def test_a_dead_http_guardrail_stops_the_run(tmp_path: Path) -> None:
+    url = f"{_refused()}/verdict"
+    records = tmp_path / "r.sqlite"
+    started = time.monotonic()
+    code, out, _ = _run(records, "--guardrail", "http", "--guardrail-option", f"url={url}",
+                        "--no-preflight", "--concurrency", "4", dataset="language")
+    flat = " ".join(out.split())
+    assert code == 3 and f"stopped: {url}: connection refused on every request" in flat
+    assert time.monotonic() - started < 10
+
+
+def test_a_dead_agent_model_stops_the_agent_run(tmp_path: Path) -> None:
+    url = _refused()
+    records = tmp_path / "r.sqlite"
+    started = time.monotonic()
+    code, _, err = _run(records, "--baseline", "always-allow", "--agent", url,
+                        "--agent-model", "m", "--no-preflight")
+    assert code == 2 and err.count("error:") == 1
+    assert f"{url}: connection refused on every request" in err
+    assert time.monotonic() - started < 15

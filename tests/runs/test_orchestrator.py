@@ -212,7 +212,7 @@ def test_scripted_backend_records_tokens() -> None:
 
 
 def test_claim_blocks_grow_for_fast_runs_and_shrink_for_slow_ones() -> None:
-    from authpairs.runs.orchestrator import CLAIM_SPAN_S, ClaimBlocks
+    from authpairs.runs.claims import CLAIM_SPAN_S, ClaimBlocks
 
     blocks = ClaimBlocks(smallest=4, largest=64)
     assert blocks.next_size(0.0) == 4  # the first claim: one case per worker
@@ -226,3 +226,32 @@ def test_claim_blocks_grow_for_fast_runs_and_shrink_for_slow_ones() -> None:
         now += CLAIM_SPAN_S * 3
         slow.append(blocks.next_size(now))
     assert slow == [32, 16, 8, 4, 4, 4]  # slower than twice the span: halved, down to smallest
+
+
+async def test_a_run_stopped_right_after_an_answer_stores_every_answer_received(
+        records_path: Path) -> None:
+    """Ctrl-C (the run's task cancelled) while answers are coming in: every answer a worker
+    received is stored, none is lost between the answer and its records."""
+    import asyncio
+
+    config = RunConfig.model_validate({"dataset": "examples", "split": "all", "enforce": False,
+                                       "records": str(records_path), "concurrency": 4})
+    answered: list[str] = []
+    run: asyncio.Task[object] | None = None
+
+    def script(request: ChatRequest) -> str:
+        answered.append(request.sha256())
+        if len(answered) == 3:  # stop the run at the next turn of the loop
+            assert run is not None
+            asyncio.get_running_loop().call_soon(run.cancel)
+        return '{"decision": "ALLOW"}'
+
+    reviewer = ModelReviewer(get_interface("direct"), ScriptedBackend(script), SamplingConfig())
+    run = asyncio.ensure_future(run_async(config, progress=False, reviewer=reviewer))
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    with RecordStore(records_path) as store:
+        (info,) = store.list_runs()
+        stored = {record.input_sha256 for record in store.case_records(info.run_id)}
+    assert len(answered) >= 3
+    assert stored == set(answered)

@@ -42,6 +42,7 @@ from authpairs.agent.serve import new_run_id, open_session
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.agent.trajectory import Trajectory
+from authpairs.backends.breaker import EndpointDownError
 from authpairs.backends.preflight import preflight
 from authpairs.backends.tool_chat import ToolChat, make_tool_chat
 from authpairs.cases.dataset import Dataset
@@ -142,24 +143,36 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
     async with chat:
         if config.preflight:  # the agent's model; the reviewer's endpoints in open_session
             await preflight([chat])
-        if server == "in-process":
-            async with (open_session(config, cases, run_id, "in-process",
-                                     agent_model=chat.describe()) as session,
-                        Client(build_server(session)) as client):
-                loop = AgentLoop(client, chat, settings, run_id=run_id,
-                                 retries=config.infra_retries)
-                await _loop_cases(loop, cases, session.store, run_id, on_case, session)
-        else:
-            with RecordStore(config.records) as store:
-                if store.get_run(run_id) is not None:
-                    raise ConfigError(f"run '{run_id}' already exists in {config.records}; an "
-                                      "agent run starts a new run: choose another --run-id")
-            async with _stdio_server(config, cases, run_id) as client:
-                loop = AgentLoop(client, chat, settings, run_id=run_id,
-                                 retries=config.infra_retries)
+        try:
+            if server == "in-process":
+                async with (open_session(config, cases, run_id, "in-process",
+                                         agent_model=chat.describe()) as session,
+                            Client(build_server(session)) as client):
+                    loop = AgentLoop(client, chat, settings, run_id=run_id,
+                                     retries=config.infra_retries)
+                    await _loop_cases(loop, cases, session.store, run_id, on_case, session)
+            else:
                 with RecordStore(config.records) as store:
-                    await _loop_cases(loop, cases, store, run_id, on_case)
+                    if store.get_run(run_id) is not None:
+                        raise ConfigError(f"run '{run_id}' already exists in {config.records}; an "
+                                          "agent run starts a new run: choose another --run-id")
+                async with _stdio_server(config, cases, run_id) as client:
+                    loop = AgentLoop(client, chat, settings, run_id=run_id,
+                                     retries=config.infra_retries)
+                    with RecordStore(config.records) as store:
+                        await _loop_cases(loop, cases, store, run_id, on_case)
+        except BaseExceptionGroup as group:  # the MCP client's task group wraps what failed
+            raise endpoint_down_or(group) from None
     return read_agent_run(config.records, run_id)
+
+
+def endpoint_down_or(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error to report for ``group``: the endpoint that went down
+    (:class:`~authpairs.backends.breaker.EndpointDownError`) when one did, else the group."""
+    down: BaseException | None = group.subgroup(EndpointDownError)
+    while isinstance(down, BaseExceptionGroup):
+        down = down.exceptions[0]
+    return down if down is not None else group
 
 
 def read_agent_run(records: str | Path, run_id: str) -> AgentRunResult:

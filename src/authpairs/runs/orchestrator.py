@@ -1,8 +1,9 @@
 """Async orchestration of one run: bounded concurrency, one formal attempt per case, resume.
 
-For each case that has no record yet in the run: claim it (so a second process on the same run
-never reviews it too; claims are taken a block of cases per transaction, ``concurrency`` cases
-or more when cases finish fast), review it with the run's
+``concurrency`` workers in one :class:`asyncio.TaskGroup` share one iterator of claimed cases
+(:class:`~authpairs.runs.claims.CaseClaims`: only cases without a record, claimed so that a
+second process on the same run never reviews them too). Each worker reviews its case with the
+run's
 :class:`~authpairs.runs.case_runner.CaseRunner` (render, ask within the deadline, retry
 *transport* failures only, parse, enforce), and hand its records to the
 :class:`~authpairs.runs.writer.RecordWriter`, which stores each case record with its attempts
@@ -20,10 +21,7 @@ the claims are freed, and :attr:`RunProgress.stopped` says why; the same command
 from __future__ import annotations
 
 import asyncio
-import itertools
-import time
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from authpairs.backends.breaker import EndpointDownError
@@ -33,6 +31,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.errors import error_message
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.case_runner import CaseRunner, short_cause
+from authpairs.runs.claims import CaseClaims, ClaimBlocks
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.reviewed import Review, build_records
 from authpairs.runs.store import RecordStore
@@ -40,13 +39,8 @@ from authpairs.runs.writer import RecordWriter
 
 #: Finished cases are stored in batches of at least this many (more when the concurrency is
 #: higher); a batch that does not fill is stored after the writer's delay (0.2 s) all the same.
+#: It is also the largest claim (:class:`~authpairs.runs.claims.ClaimBlocks`).
 MIN_BATCH = 64
-
-#: A claim covers about this many seconds of work: after a block was handed out faster, the next
-#: claim takes twice as many cases (up to ``MIN_BATCH``); after one that lasted over twice as
-#: long, half as many (down to the concurrency). Fast runs take few claim transactions; slow runs
-#: (several processes sharing a slow model) still share the work a few cases at a time.
-CLAIM_SPAN_S = 0.25
 
 
 @dataclass
@@ -84,27 +78,6 @@ class RunProgress:
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-@dataclass
-class ClaimBlocks:
-    """How many cases the next claim covers (see :data:`CLAIM_SPAN_S`)."""
-
-    smallest: int
-    largest: int
-    size: int = 0
-    last: float | None = None
-
-    def next_size(self, now: float) -> int:
-        """The size of the claim made at ``now`` (monotonic seconds)."""
-        if self.last is None:
-            self.size = self.smallest
-        elif now - self.last < CLAIM_SPAN_S:
-            self.size = min(self.size * 2, self.largest)
-        elif now - self.last > 2 * CLAIM_SPAN_S:
-            self.size = max(self.size // 2, self.smallest)
-        self.last = now
-        return self.size
-
-
 class RunOrchestrator:
     """Runs the pending cases of one run against one reviewer (see the module docstring).
 
@@ -117,7 +90,7 @@ class RunOrchestrator:
                  deadline_s: float | None = None) -> None:
         self.run_id = run_id
         self.store = store
-        self.concurrency = concurrency
+        self.concurrency = max(1, concurrency)
         self.lease_s = lease_s
         self.runner = CaseRunner(reviewer, enforcer=enforcer, deadline_s=deadline_s,
                                  infra_retries=infra_retries, backoff_s=backoff_s)
@@ -130,115 +103,98 @@ class RunOrchestrator:
         (default: a rich bar when ``show_progress``, otherwise nothing)."""
         if isinstance(cases, Sequence):  # a plain list of cases
             cases = Dataset("cases", list(cases))
-        ids = cases.case_ids()
         done = self.store.done_case_ids(self.run_id)
-        already_done = sum(1 for case_id in ids if case_id in done)
-        state = RunProgress(self.run_id, total=len(ids), already_done=already_done)
+        ids = cases.case_ids()
+        books = _Books(RunProgress(self.run_id, total=len(ids),
+                                   already_done=sum(1 for i in ids if i in done)),
+                       progress or (RichProgress() if show_progress else SilentProgress()))
         del ids
-        display: ProgressDisplay = progress if progress is not None else (
-            RichProgress() if show_progress else SilentProgress())
-        self.runner.on_retry = lambda case_id, cause: display.note(
-            f"retrying {case_id}: {cause}")
+        self.runner.on_retry = books.retrying
+        largest = max(self.concurrency, MIN_BATCH)
+        writer = RecordWriter(self.store, books.stored, batch_size=largest)
+        claims = CaseClaims(self.store, self.run_id, (c for c in cases if c.case_id not in done),
+                            ClaimBlocks(self.concurrency, largest), self.lease_s, books.skipped)
 
-        audit_failed: set[str] = set()  # enforced cases whose effect audit failed
-
-        def on_stored(case_id: str, stored: bool) -> None:
-            if not stored:  # another process on the same run recorded it first
-                state.recorded_elsewhere += 1
-            else:
-                state.completed_now += 1
-                display.note(None)
-                if case_id in audit_failed:
-                    audit_failed.discard(case_id)
-                    state.audit_failures.append(case_id)
-            display.advance()
-
-        largest = max(self.concurrency, MIN_BATCH)  # a record batch, and the largest claim
-        writer = RecordWriter(self.store, on_stored, batch_size=largest)
-        unclaimed: Iterator[Case] = (c for c in cases if c.case_id not in done)
-        claimed: deque[Case] = deque()
-        blocks = ClaimBlocks(self.concurrency, largest)
-
-        def next_case() -> Case | None:
-            """The next case this process holds a claim on; claims a block of cases (see
-            :class:`ClaimBlocks`) in one transaction whenever the held ones are handed out."""
-            while not claimed:
-                block = list(itertools.islice(unclaimed, blocks.next_size(time.monotonic())))
-                if not block:
-                    return None
-                held = set(self.store.claim_many(self.run_id, [c.case_id for c in block],
-                                                 self.lease_s))
-                claimed.extend(case for case in block if case.case_id in held)
-                if len(held) < len(block):
-                    recorded = self.store.done_case_ids(self.run_id)
-                    for case in block:
-                        if case.case_id in recorded:
-                            state.recorded_elsewhere += 1
-                        elif case.case_id not in held:
-                            state.claimed_elsewhere.append(case.case_id)
-                        else:
-                            continue
-                        display.advance()
-            return claimed.popleft()
-
-        def record_review(case: Case, review: Review) -> None:
-            """Hand the review of ``case`` to the writer (or store its failed attempts)."""
-            if review.effect is not None and not review.effect.audit_ok:
-                audit_failed.add(case.case_id)
-            record, attempts = build_records(self.run_id, case, review)
-            if record is not None:
-                writer.add(record, attempts)
-                return
-            self.store.add_attempts(attempts)
-            self.store.release(self.run_id, case.case_id)
-            state.infrastructure_failed.append(case.case_id)
-            state.infrastructure_causes[case.case_id] = short_cause(
-                review.attempts[-1].error or "")
-            display.advance()
-
-        async def worker() -> None:
-            while (case := next_case()) is not None:
+        async def work() -> None:
+            for case in claims:
                 review = await self.runner.review(case)
-                try:
-                    # One turn of the event loop for the others before this case's records
-                    # are made: a reviewer that answers without suspending (a baseline) would
-                    # otherwise hold the loop until the run ends (the other workers and the
-                    # flusher waiting, every attempt's cancelled deadline timer left in the
-                    # loop's queue), and the answers that came in with this one are read first.
-                    await asyncio.sleep(0)
+                try:  # one turn of the loop before the records: a reviewer that never
+                    await asyncio.sleep(0)  # suspends (a baseline) must not hold it all run
                 finally:  # a run stopped at that turn still stores the answer it received
-                    record_review(case, review)
+                    self._record(case, review, writer, books)
 
-        display.start(self.run_id, state.total, state.already_done)
-        flusher = asyncio.ensure_future(writer.flush_when_due())
-        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, self.concurrency))]
-        reviewing = asyncio.gather(*workers)
-
-        def stop_if_storing_failed(task: asyncio.Future[None]) -> None:
-            if not task.cancelled() and task.exception() is not None:
-                reviewing.cancel()  # a batch could not be stored: the run stops
-
-        flusher.add_done_callback(stop_if_storing_failed)
+        books.display.start(self.run_id, books.state.total, books.state.already_done)
         try:
-            try:
-                await reviewing
-            except asyncio.CancelledError:
-                failure = flusher.exception() if flusher.done() and not flusher.cancelled() \
-                    else None
-                if failure is not None:
-                    raise failure from None
-                raise
-            except EndpointDownError as exc:  # the other workers stop in the finally below
-                state.stopped = error_message(exc)
+            async with asyncio.TaskGroup() as group:
+                flusher = group.create_task(writer.flush_when_due())
+                await asyncio.wait([group.create_task(work()) for _ in range(self.concurrency)])
+                flusher.cancel()
+        except BaseExceptionGroup as failures:  # a failing worker or flusher stops them all
+            books.state.stopped = _stop_reason(failures)
         finally:
             self.runner.failures.flush()
-            for task in (*workers, flusher):  # on an error, the other workers stop too
-                task.cancel()
             try:
                 writer.finish()  # what finished is stored, even when the run stops on an error
             finally:
                 try:  # what is still claimed was not recorded: free it for the next invocation
                     self.store.release_all(self.run_id)
                 finally:
-                    display.close()
-        return state
+                    books.display.close()
+        return books.state
+
+    def _record(self, case: Case, review: Review, writer: RecordWriter, books: _Books) -> None:
+        """Hand the review of ``case`` to the writer, or store its failed attempts and free the
+        case for a later invocation."""
+        if review.effect is not None and not review.effect.audit_ok:
+            books.audit_failed.add(case.case_id)
+        record, attempts = build_records(self.run_id, case, review)
+        if record is not None:
+            writer.add(record, attempts)
+            return
+        self.store.add_attempts(attempts)
+        self.store.release(self.run_id, case.case_id)
+        books.infrastructure_failed(case.case_id, review.attempts[-1].error or "")
+
+
+@dataclass
+class _Books:
+    """What a run keeps count of as cases are stored, skipped or failed, and shows."""
+
+    state: RunProgress
+    display: ProgressDisplay
+    audit_failed: set[str] = field(default_factory=set)  # enforced cases whose audit failed
+
+    def retrying(self, case_id: str, cause: str) -> None:
+        self.display.note(f"retrying {case_id}: {cause}")
+
+    def stored(self, case_id: str, stored: bool) -> None:
+        if not stored:  # another process on the same run recorded it first
+            self.state.recorded_elsewhere += 1
+        else:
+            self.state.completed_now += 1
+            self.display.note(None)
+            if case_id in self.audit_failed:
+                self.audit_failed.discard(case_id)
+                self.state.audit_failures.append(case_id)
+        self.display.advance()
+
+    def skipped(self, case_id: str, recorded: bool) -> None:
+        if recorded:
+            self.state.recorded_elsewhere += 1
+        else:
+            self.state.claimed_elsewhere.append(case_id)
+        self.display.advance()
+
+    def infrastructure_failed(self, case_id: str, error: str) -> None:
+        self.state.infrastructure_failed.append(case_id)
+        self.state.infrastructure_causes[case_id] = short_cause(error)
+        self.display.advance()
+
+
+def _stop_reason(failures: BaseExceptionGroup[BaseException]) -> str:
+    """Why the run stopped when every failure is an endpoint that is down; any other failure
+    (a batch that could not be stored, a non-retryable backend error) is raised as it is."""
+    for failure in failures.exceptions:
+        if not isinstance(failure, EndpointDownError):
+            raise failure
+    return error_message(failures.exceptions[0])
