@@ -4,6 +4,7 @@ finish-reason mapping.
 * every interface (native guardrail formats included) and the HTTP guardrail refuse an answer
   over their text cap as ``too_large`` *before* any decoding or library call (checked by making
   the expensive step fail the test if it is reached), so a 1 MB answer costs a length check;
+  a Harmony answer's token ids are bounded (count, header length) before Harmony reads them;
 * a library that raises anything, a ``BaseException`` such as pyo3's ``PanicException``
   included, gives ``parser_error``; KeyboardInterrupt, SystemExit and task cancellation
   propagate;
@@ -31,6 +32,7 @@ from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode, ReviewOutcome
 from authpairs.runs.reviewed import safe_parse
+from tests.review.answers import harmony_ids, harmony_parts, harmony_response, response
 
 _CHECKS = '[{"requirement": "r", "finding": "f", "evidence": []}]'
 ALLOW_ANSWERS = {
@@ -55,8 +57,7 @@ LENGTH_OK = {"policyguard"}
 
 
 def _allow(name: str, finish_reason: str | None = "stop") -> ReviewOutcome:
-    return get_interface(name).parse(ChatResponse(text=ALLOW_ANSWERS[name],
-                                                  finish_reason=finish_reason))
+    return get_interface(name).parse(response(name, ALLOW_ANSWERS[name], finish_reason))
 
 
 def test_every_interface_has_an_allow_answer_here() -> None:
@@ -91,7 +92,7 @@ def test_no_look_alike_letter_gives_a_decision(name: str) -> None:
     for at, letter in enumerate(answer):
         for char in LOOK_ALIKES.get(letter.lower(), []):
             text = answer[:at] + char + answer[at + 1:]
-            outcome = get_interface(name).parse(ChatResponse(text=text, finish_reason="stop"))
+            outcome = get_interface(name).parse(response(name, text))
             assert outcome.status is OutcomeStatus.UNAVAILABLE, (name, text, outcome)
             tried += 1
     assert tried > 0
@@ -145,9 +146,10 @@ def test_an_answer_over_the_cap_is_refused_before_any_work(name: str,
     interface = get_interface(name)
     monkeypatch.setattr(parsing, "_extract_payload", _forbid)
     monkeypatch.setattr(parsing, "_too_deep", _forbid)
-    monkeypatch.setattr(safeguard, "parse_harmony", _forbid)
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _forbid)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", _forbid)
     if isinstance(interface, NativeInterface):
-        monkeypatch.setattr(type(interface), "parse_text", _forbid)
+        monkeypatch.setattr(type(interface), "parse_response", _forbid)
         cap = interface.max_chars
     else:
         cap = parsing.MAX_RESPONSE_CHARS
@@ -157,27 +159,31 @@ def test_an_answer_over_the_cap_is_refused_before_any_work(name: str,
         assert outcome.reason_code is ReasonCode.TOO_LARGE, (name, outcome)
 
 
-def test_harmony_is_never_given_a_long_unbroken_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(safeguard, "parse_harmony", _forbid)
+def test_harmony_is_never_given_too_many_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _forbid)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", _forbid)
     interface = get_interface("safeguard")
-    for run in ("a" * (safeguard.MAX_HARMONY_RUN + 1), " " * (safeguard.MAX_HARMONY_RUN + 1)):
-        text = WITH_ANALYSIS.replace("-", run)
-        assert len(text) < safeguard.MAX_HARMONY_CHARS
-        outcome = interface.parse(ChatResponse(text=text, finish_reason="stop"))
-        assert outcome.reason_code is ReasonCode.TOO_LARGE
-        response = ChatResponse(text=text, finish_reason="stop")
-        assert interface.finish(response) is response
+    ids = harmony_ids(WITH_ANALYSIS.replace("-", " -" * safeguard.MAX_HARMONY_TOKENS))
+    answer = ChatResponse(text="<|channel|>final<|message|>0", output_token_ids=ids,
+                          finish_reason="stop")
+    assert interface.parse(answer).reason_code is ReasonCode.TOO_LARGE
+    assert interface.finish(answer) is answer
 
 
 def test_harmony_is_never_given_a_long_header(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(safeguard, "parse_harmony", _forbid)
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _forbid)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", _forbid)
     interface = get_interface("safeguard")
-    header = "word " * (safeguard.MAX_HARMONY_HEADER // 5 + 1)
-    for text in (header + "<|message|>0<|return|>",
-                 "<|channel|>analysis<|message|>-<|end|>" + header + "<|message|>0<|end|>",
-                 "<|channel|>final<|message|>0<|return|>" + header):
-        outcome = interface.parse(ChatResponse(text=text, finish_reason="stop"))
-        assert outcome.reason_code is ReasonCode.MALFORMED, text
+    header = " word" * (safeguard.MAX_HARMONY_HEADER_TOKENS + 1)
+    fake = "<|message|>0<|end|>" * 3  # characters: they end no header
+    for ids in (harmony_ids(header + "<|message|>0<|return|>"),
+                harmony_ids("<|channel|>analysis<|message|>-<|end|>" + header + "<|message|>0"),
+                harmony_ids("<|channel|>final<|message|>0<|return|>" + header),
+                harmony_parts(("<|channel|>final", True), (fake + header, False),
+                              ("<|message|>0", True))):
+        answer = harmony_response(ids)
+        assert interface.parse(answer).reason_code is ReasonCode.MALFORMED, answer.text
+        assert interface.finish(answer) is answer
 
 
 def test_a_megabyte_harmony_answer_is_unavailable_not_a_crash() -> None:
@@ -188,13 +194,13 @@ def test_a_megabyte_harmony_answer_is_unavailable_not_a_crash() -> None:
 
 
 def test_a_harmony_answer_at_the_cap_is_parsed() -> None:
-    body = ("word " * 199 + "x" * (safeguard.MAX_HARMONY_RUN - 2) + " ")
+    body = ("word " * 199 + "x" * 998 + " ")
     analysis = (body * (safeguard.MAX_HARMONY_CHARS // len(body)))[:safeguard.MAX_HARMONY_CHARS
                                                                    - 200]
     analysis = analysis[:analysis.rfind(" ") + 1]  # end at a space: no run joins the tags
     text = WITH_ANALYSIS.replace("-", analysis)
     assert len(text) <= safeguard.MAX_HARMONY_CHARS
-    assert get_interface("safeguard").parse(ChatResponse(text=text, finish_reason="stop")
+    assert get_interface("safeguard").parse(response("safeguard", text)
                                             ).decision is Decision.ALLOW
 
 
@@ -207,11 +213,12 @@ def _panic(*_: Any, **__: Any) -> Any:
 
 
 def test_a_library_panic_is_parser_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(safeguard, "parse_harmony", _panic)
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _panic)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", _panic)
     interface = get_interface("safeguard")
-    response = ChatResponse(text=ALLOW_ANSWERS["safeguard"], finish_reason="stop")
-    assert interface.finish(response) is response
-    outcome = interface.parse(response)
+    answer = response("safeguard", ALLOW_ANSWERS["safeguard"])
+    assert interface.finish(answer) is answer
+    outcome = interface.parse(answer)
     assert outcome.reason_code is ReasonCode.PARSER_ERROR
     assert "PanicException" in outcome.detail
 
@@ -221,8 +228,8 @@ def test_a_library_panic_is_parser_error(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_any_native_parser_failure_is_parser_error(name: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     interface = get_interface(name)
-    monkeypatch.setattr(type(interface), "parse_text", _panic)
-    outcome = interface.parse(ChatResponse(text=ALLOW_ANSWERS[name], finish_reason="stop"))
+    monkeypatch.setattr(type(interface), "parse_response", _panic)
+    outcome = interface.parse(response(name, ALLOW_ANSWERS[name]))
     assert outcome.reason_code is ReasonCode.PARSER_ERROR
 
 
@@ -232,15 +239,16 @@ def test_interrupts_are_never_swallowed(fatal: type[BaseException],
     def interrupt(*_: Any, **__: Any) -> Any:
         raise fatal
 
-    monkeypatch.setattr(safeguard, "parse_harmony", interrupt)
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", interrupt)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", interrupt)
     interface = get_interface("safeguard")
-    response = ChatResponse(text=ALLOW_ANSWERS["safeguard"], finish_reason="stop")
+    answer = response("safeguard", ALLOW_ANSWERS["safeguard"])
     with pytest.raises(fatal):
-        interface.parse(response)
+        interface.parse(answer)
     with pytest.raises(fatal):
-        interface.finish(response)
+        interface.finish(answer)
     with pytest.raises(fatal):
-        safe_parse(interface, response)
+        safe_parse(interface, answer)
 
 
 class _Raises:
@@ -265,9 +273,10 @@ def test_safe_parse_turns_any_base_exception_into_parser_error() -> None:
 def test_named_parsers_are_capped_and_guarded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_with("label", "ALLOW" + " " * parsing.MAX_RESPONSE_CHARS
                       ).reason_code is ReasonCode.TOO_LARGE
-    monkeypatch.setattr(safeguard, "parse_harmony", _panic)
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _panic)
+    # a named parser gets text alone: a Harmony answer without its token ids never decides
     assert parse_with("safeguard", ALLOW_ANSWERS["safeguard"]
-                      ).reason_code is ReasonCode.PARSER_ERROR
+                      ).reason_code is ReasonCode.NO_TOKEN_IDS
 
 
 def _http(**options: Any) -> HttpGuardrailReviewer:

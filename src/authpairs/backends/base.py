@@ -26,7 +26,10 @@ class ChatRequest(BaseModel):
     """The exact reviewer input: chat messages plus an optional JSON-schema response format.
 
     A request with ``prompt`` set is a *raw completion* (``POST /v1/completions``): the prompt is
-    already rendered in the model's native format (e.g. Harmony) and ``messages`` is empty.
+    already rendered in the model's native format (e.g. Harmony) and ``messages`` is empty. With
+    ``prompt_token_ids`` set too, those token ids are what is sent (as the list ``prompt``, which
+    vLLM and llama.cpp take), so the server tokenises nothing and no case text can become a
+    control token; ``prompt`` is then their decoding, kept for readers.
     ``options`` are request-specific body fields the interface needs (e.g. Harmony parsing needs
     ``skip_special_tokens: false``); they are part of the input identity.
     """
@@ -36,19 +39,24 @@ class ChatRequest(BaseModel):
     messages: list[dict[str, str]] = Field(default_factory=list)
     response_format: dict[str, Any] | None = None
     prompt: str | None = Field(default=None, description="Raw completion prompt, if any.")
+    prompt_token_ids: list[int] | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The raw prompt as the model's token ids: sent instead of the text, which "
+        "is then their decoding (not dumped when absent, so records written before keep their "
+        "canonical text).")
     options: dict[str, Any] | None = Field(default=None,
                                            description="Request-specific body fields.")
 
     def sha256(self) -> str:
         """SHA-256 of the canonical request: the identity used for records and replay.
 
-        Fields left at None (``prompt``, ``options``) are omitted, so chat requests keep the
-        identity they had before raw completions existed.
+        Fields left at None (``prompt``, ``prompt_token_ids``, ``options``) are omitted, so
+        chat requests keep the identity they had before raw completions existed.
         """
         data = self.model_dump(mode="json")
-        for optional in ("prompt", "options"):
-            if data[optional] is None:
-                del data[optional]
+        for optional in ("prompt", "prompt_token_ids", "options"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
         return sha256_hex(data)
 
 
@@ -63,6 +71,10 @@ class ChatResponse(BaseModel):
     reasoning_tokens: int = 0
     latency_s: float = 0.0
     endpoint: str = Field(default="", description="Which server answered.")
+    output_token_ids: list[int] | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The completion's token ids, when the server returned them (vLLM's "
+        "return_token_ids, or llama.cpp's logprobs).")
 
 
 @runtime_checkable

@@ -1,7 +1,9 @@
 """OpenAI-compatible chat completions over HTTP: vLLM, llama.cpp server, Ollama, OpenAI.
 
 A request with a raw ``prompt`` (native formats such as Harmony) goes to ``/completions``
-instead, with the same sampling, deadline and error rules.
+instead, with the same sampling, deadline and error rules; a request with ``prompt_token_ids``
+sends those ids as the prompt (vLLM and llama.cpp take a list of token ids), and the completion's
+token ids are read back when the server sends them (:func:`completion_token_ids`).
 
 Requests are spread across one or several base URLs (the least-loaded endpoint first), with at
 most ``concurrency_per_endpoint`` in flight per endpoint where that cap is set (otherwise the
@@ -89,10 +91,12 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
             payload[names.get(name, name)] = value
     if request.response_format is not None:
         payload["response_format"] = request.response_format
-    if request.prompt is not None:
-        # Raw completion (POST /completions): the prompt replaces the chat messages.
+    if request.prompt is not None or request.prompt_token_ids is not None:
+        # Raw completion (POST /completions): the prompt -- its token ids when the request has
+        # them, so the server tokenises nothing -- replaces the chat messages.
         del payload["messages"]
-        payload["prompt"] = request.prompt
+        payload["prompt"] = (request.prompt_token_ids if request.prompt_token_ids is not None
+                             else request.prompt)
     payload.update(request.options or {})
     for key, value in extra_body.items():  # the configuration wins; nested dicts are merged
         current = payload.get(key)
@@ -122,6 +126,30 @@ def _optional_text(value: object, where: str) -> str | None:
         return value
     raise TransportError(f"malformed completion body: {where} is {type(value).__name__}, "
                          "not a string")
+
+
+def completion_token_ids(choice: dict[str, Any]) -> list[int] | None:
+    """The token ids a choice was generated as, when the server sent them: vLLM's ``token_ids``
+    (request option ``return_token_ids: true``), else the ``id`` of every ``logprobs.content``
+    entry (llama.cpp, with ``logprobs`` requested); None when it sent neither. A ``token_ids``
+    that is not a list of non-negative integers is a malformed body."""
+    ids = choice.get("token_ids")
+    if ids is None:
+        logprobs = choice.get("logprobs")
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
+        if not isinstance(content, list):
+            return None
+        ids = [entry.get("id") if isinstance(entry, dict) else None for entry in content]
+        if not all(_is_token_id(i) for i in ids):
+            return None  # logprobs without ids (vLLM's chat shape): no ids were sent
+    if not isinstance(ids, list) or not all(_is_token_id(i) for i in ids):
+        raise TransportError("malformed completion body: choices[0].token_ids is not a list of "
+                             "token ids")
+    return ids
+
+
+def _is_token_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = "") -> ChatResponse:
@@ -162,7 +190,7 @@ def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = ""
         input_tokens=_count(usage, "prompt_tokens", "usage"),
         output_tokens=_count(usage, "completion_tokens", "usage"),
         reasoning_tokens=_count(details, "reasoning_tokens", "usage.completion_tokens_details"),
-        latency_s=latency_s, endpoint=endpoint,
+        latency_s=latency_s, endpoint=endpoint, output_token_ids=completion_token_ids(choice),
     )
 
 
@@ -227,7 +255,8 @@ class StreamAssembler:
     """The events of a streamed reply (``stream: true``) put back together as the body the same
     request returns without streaming: choice 0's text (``delta.content``, or ``text`` for a
     raw completion) and reasoning (``delta.reasoning_content`` / ``delta.reasoning``) joined,
-    its last finish reason, and the ``usage`` event's counts.
+    its token ids (each event's, in order, when the server sends them), its last finish reason,
+    and the ``usage`` event's counts.
 
     Feed it the stream's lines (:meth:`add_line`), then take :meth:`body`. An event that is not
     a JSON object of the documented shape, an ``error`` event, more than ``max_events`` events
@@ -243,6 +272,7 @@ class StreamAssembler:
             "content": None, "reasoning_content": None, "reasoning": None}
         self._finish_reason: str | None = None
         self._usage: object = None
+        self._token_ids: list[int] | None = None
 
     def add_line(self, line: str) -> bool:
         """Take one line of the stream; True when it was an event (progress)."""
@@ -297,6 +327,11 @@ class StreamAssembler:
         finish = _piece(choice.get("finish_reason"), "choices[0].finish_reason")
         if finish is not None:
             self._finish_reason = finish
+        ids = completion_token_ids(choice)
+        if ids is not None:
+            if self._token_ids is None:
+                self._token_ids = []
+            self._token_ids.extend(ids)
 
     def _joined(self, key: str) -> str | None:
         parts = self._parts[key]
@@ -313,12 +348,15 @@ class StreamAssembler:
         else:
             choice["message"] = {"role": "assistant", **{
                 key: self._joined(key) for key in self._parts}}
+        if self._token_ids is not None:
+            choice["token_ids"] = self._token_ids
         return {"choices": [choice], "usage": self._usage}
 
 
 def completion_path(request: ChatRequest) -> str:
     """``completions`` for a raw-prompt request, ``chat/completions`` otherwise."""
-    return "completions" if request.prompt is not None else "chat/completions"
+    raw = request.prompt is not None or request.prompt_token_ids is not None
+    return "completions" if raw else "chat/completions"
 
 
 class OpenAIBackend:

@@ -54,6 +54,7 @@ class ReasonCode(StrEnum):
     INFRASTRUCTURE = "infrastructure"  # transport failures exhausted every retry
     NO_LABEL = "no_label"  # a guardrail's native output carries no whole, recognised label
     NO_FINAL_CHANNEL = "no_final_channel"  # Harmony output without a final-channel message
+    NO_TOKEN_IDS = "no_token_ids"  # an answer whose structure is in its tokens came as text only
     MALFORMED = "malformed"  # native output that does not follow its format (e.g. bad Harmony)
     NATIVE_FALLBACK = "native_fallback"  # the guardrail library fell back (no recognised word)
     GUARDRAIL_ERROR = "guardrail_error"  # a user guardrail (callable, service) failed or erred

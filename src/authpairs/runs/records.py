@@ -144,6 +144,10 @@ class AttemptRecord(BaseModel):
         "stored at all, so older records keep their canonical text.")
     output_text: str | None = None
     reasoning_text: str | None = None
+    output_token_ids: list[int] | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The output's token ids, when the server returned them (a Harmony answer is "
+        "read from them); not stored when absent, so other records keep their canonical text.")
     finish_reason: str | None = None
     error: str | None = None
     input_tokens: int = 0

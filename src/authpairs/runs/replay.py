@@ -62,7 +62,8 @@ class ReplayBackend:
         if attempt is None:
             raise BackendError(f"replay: run '{self.run_id}' has no answer for input {key[:16]}…"
                                " (different prompt, interface or case)")
-        return ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
+        return ChatResponse(text=attempt.output_text, output_token_ids=attempt.output_token_ids,
+                            reasoning=attempt.reasoning_text,
                             finish_reason=attempt.finish_reason,
                             input_tokens=attempt.input_tokens,
                             output_tokens=attempt.output_tokens,

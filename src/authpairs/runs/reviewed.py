@@ -104,7 +104,7 @@ def build_records(run_id: str, case: Case, review: Review
         attempts.append(AttemptRecord(
             run_id=run_id, case_id=case.case_id, attempt_no=attempt.number, kind="formal",
             input_sha256=input_sha, request=review.request, latency_s=attempt.latency_s,
-            output_text=response.text,
+            output_text=response.text, output_token_ids=response.output_token_ids,
             reasoning_text=response.reasoning, finish_reason=response.finish_reason,
             input_tokens=response.input_tokens, output_tokens=response.output_tokens,
             reasoning_tokens=response.reasoning_tokens))

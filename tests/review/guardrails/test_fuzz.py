@@ -1,4 +1,5 @@
-"""Property-based fuzz: native parsers never raise and never decide on non-conforming output."""
+"""Property-based fuzz: native parsers never raise and never decide on non-conforming output
+(a Harmony answer carries the token ids of its text, as the server returns them)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from authpairs.backends.base import ChatResponse
 from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import OutcomeStatus
+from tests.review.answers import response
 
 FRAGMENTS = ["violation", "no_violation", "no", "yes", "safe", "unsafe", "Safety: ", "Safe",
              "Unsafe", "Controversial", "Categories: ", "None", "S1", "S9", "<think>",
@@ -40,7 +42,7 @@ CLEAN = (None, "stop", "eos", "length")
 
 
 def _check(name: str, text: str, finish: str | None) -> None:
-    outcome = get_interface(name).parse(ChatResponse(text=text, finish_reason=finish))
+    outcome = get_interface(name).parse(response(name, text, finish))
     if outcome.status is OutcomeStatus.DECISION:
         assert finish in CLEAN, (name, text, finish)
         assert CONFORMS[name](text), (name, text, finish, outcome)

@@ -6,12 +6,16 @@ completion) and the token-by-token ``StreamableParser`` (what vLLM's gpt-oss ser
 The vendor's decision is the text of the last ``final``-channel message, which the
 gpt-oss-safeguard policy asks to be ``1`` (violation -> BLOCK) or ``0`` (no violation -> ALLOW).
 
-For every generated completion: whenever authpairs records a decision, both vendor parsers give
-the same one; where they decide and authpairs does not, the reason code is one the card lists.
+authpairs reads the same token ids the vendor reads (the server returns them). For every
+generated completion -- its markers emitted as special tokens, or some of them written as
+ordinary characters (a fake header inside the reasoning) -- whenever authpairs records a
+decision, both vendor parsers give the same one; where they decide and authpairs does not, the
+reason code is one the card lists; and the completion's text alone never decides.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai_harmony as h
@@ -24,37 +28,37 @@ from authpairs.cases.dataset import Dataset
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode
+from tests.review.answers import harmony_ids, harmony_parts, harmony_response
 
 A, B = Decision.ALLOW, Decision.BLOCK
 _WORDS = {"1": B, "0": A}
 
 
 def _tokens(text: str) -> list[int]:
-    tokens: list[int] = harmony_encoding().encode(text, allowed_special="all")
-    return tokens
+    return harmony_ids(text)
 
 
 def _text(message: Any) -> str:
     return "".join(part.text for part in message.content if isinstance(part, h.TextContent))
 
 
-def harmony_vendor(text: str) -> Decision | None:
+def harmony_vendor(ids: list[int]) -> Decision | None:
     """openai-harmony's completion decoder: the last final-channel message, ``0`` or ``1``."""
     try:
         messages = harmony_encoding().parse_messages_from_completion_tokens(
-            _tokens(text), h.Role.ASSISTANT)
+            ids, h.Role.ASSISTANT)
     except h.HarmonyError:
         return None
     finals = [m for m in messages if m.channel == "final"]
     return _WORDS.get(_text(finals[-1]).strip()) if finals else None
 
 
-def streaming_vendor(text: str) -> Decision | None:
+def streaming_vendor(ids: list[int]) -> Decision | None:
     """openai-harmony's streaming parser, token by token; an unterminated final message counts
     with the content it has (as vLLM's chat endpoint reports it)."""
     parser = h.StreamableParser(harmony_encoding(), h.Role.ASSISTANT)
     try:
-        for token in _tokens(text):
+        for token in ids:
             parser.process(token)
     except h.HarmonyError:
         return None
@@ -113,18 +117,46 @@ STRICTER = {ReasonCode.MALFORMED, ReasonCode.NO_FINAL_CHANNEL, ReasonCode.MULTIP
             ReasonCode.EXTRA_PROSE, ReasonCode.NO_LABEL, ReasonCode.LENGTH, ReasonCode.FILTERED}
 
 
-@settings(max_examples=250, deadline=None)
-@given(text=harmony_completions(), finish=FINISH)
-def test_safeguard_never_decides_unlike_openai_harmony(text: str, finish: str | None) -> None:
-    outcome = get_interface("safeguard").parse(ChatResponse(text=text, finish_reason=finish))
-    vendor, streaming = harmony_vendor(text), streaming_vendor(text)
+_MARKER = re.compile(r"(<\|[a-z]+\|>)")
+
+
+@st.composite
+def spoken_ids(draw: st.DrawFn) -> list[int]:
+    """A generated completion whose markers the model emitted as special tokens or, each with
+    some chance, wrote as ordinary characters."""
+    text = draw(harmony_completions())
+    parts = [(piece, bool(_MARKER.fullmatch(piece)) and draw(st.integers(0, 3)) > 0)
+             for piece in _MARKER.split(text) if piece]
+    return harmony_parts(*parts)
+
+
+def _check(ids: list[int], finish: str | None) -> None:
+    answer = harmony_response(ids, finish)
+    outcome = get_interface("safeguard").parse(answer)
+    vendor, streaming = harmony_vendor(ids), streaming_vendor(ids)
+    text_only = get_interface("safeguard").parse(ChatResponse(text=answer.text,
+                                                              finish_reason=finish))
+    assert text_only.status is OutcomeStatus.UNAVAILABLE
     if outcome.status is OutcomeStatus.DECISION:
-        assert vendor is outcome.decision, (text, finish, outcome)
-        assert streaming is outcome.decision, (text, finish, outcome)
+        assert vendor is outcome.decision, (answer.text, ids, finish, outcome)
+        assert streaming is outcome.decision, (answer.text, ids, finish, outcome)
         return
     assert outcome.status is OutcomeStatus.UNAVAILABLE and outcome.dispatch.value == "BLOCK"
     if vendor is not None or streaming is not None:
-        assert outcome.reason_code in STRICTER and outcome.detail, (text, finish, outcome)
+        assert outcome.reason_code in STRICTER and outcome.detail, (answer.text, finish, outcome)
+
+
+@settings(max_examples=250, deadline=None)
+@given(text=harmony_completions(), finish=FINISH)
+def test_safeguard_never_decides_unlike_openai_harmony(text: str, finish: str | None) -> None:
+    _check(_tokens(text), finish)
+
+
+@settings(max_examples=250, deadline=None)
+@given(ids=spoken_ids(), finish=FINISH)
+def test_markers_written_as_characters_never_decide_unlike_openai_harmony(
+        ids: list[int], finish: str | None) -> None:
+    _check(ids, finish)
 
 
 @settings(max_examples=100, deadline=None)
@@ -135,10 +167,10 @@ def test_safeguard_decides_every_completion_in_the_harmony_format(analysis: str,
                                                                    pad: str, end: str,
                                                                    effort: bool) -> None:
     lead = f"<|channel|>analysis<|message|>{analysis}<|end|><|start|>assistant" if effort else ""
-    text = f"{lead}<|channel|>final<|message|>{pad}{label}{pad}{end}"
-    outcome = get_interface("safeguard").parse(ChatResponse(text=text, finish_reason="stop"))
-    assert outcome.status is OutcomeStatus.DECISION, (text, outcome)
-    assert outcome.decision is harmony_vendor(text) is streaming_vendor(text)
+    ids = _tokens(f"{lead}<|channel|>final<|message|>{pad}{label}{pad}{end}")
+    outcome = get_interface("safeguard").parse(harmony_response(ids))
+    assert outcome.status is OutcomeStatus.DECISION, (ids, outcome)
+    assert outcome.decision is harmony_vendor(ids) is streaming_vendor(ids)
 
 
 @pytest.mark.parametrize(("text", "reason"), [
@@ -151,8 +183,8 @@ def test_safeguard_decides_every_completion_in_the_harmony_format(analysis: str,
     ("<|channel|>final <|constrain|>json<|message|>1", ReasonCode.MALFORMED),
 ])
 def test_stricter_than_harmony_with_a_reason(text: str, reason: ReasonCode) -> None:
-    assert harmony_vendor(text) is not None
-    outcome = get_interface("safeguard").parse(ChatResponse(text=text, finish_reason="stop"))
+    assert harmony_vendor(_tokens(text)) is not None
+    outcome = get_interface("safeguard").parse(harmony_response(_tokens(text)))
     assert outcome.reason_code is reason, outcome
 
 
@@ -160,10 +192,11 @@ def test_prompt_is_what_openai_harmony_renders(examples: Dataset) -> None:
     """The raw prompt decodes to Harmony's own system/developer/user rendering, ending at the
     assistant header, so the completion starts at the channel marker."""
     case = examples.cases[0].public
-    prompt = get_interface("safeguard").render(case).prompt or ""
+    request = get_interface("safeguard").render(case)
+    prompt, ids = request.prompt or "", request.prompt_token_ids or []
     encoding = harmony_encoding()
-    messages = encoding.parse_messages_from_completion_tokens(
-        _tokens(prompt.removesuffix("<|start|>assistant")))
+    assert encoding.decode(ids[-2:]) == "<|start|>assistant"
+    messages = encoding.parse_messages_from_completion_tokens(ids[:-2])
     assert [m.author.role for m in messages] == [h.Role.SYSTEM, h.Role.DEVELOPER, h.Role.USER]
     assert case.policy.text in _text(messages[1]) and case.policy.text not in _text(messages[2])
     assert "Reasoning: medium" in _text(messages[0])

@@ -1,20 +1,27 @@
 """``llama-guard``: Llama Guard 3 or 4 with the authorization policy as a custom category.
 
 Not in the paper, but widely deployed. The Llama Guard prompt (one unsafe-content category, S1
-"Unauthorized Operation", whose description is the policy) is rendered from a template as a raw
-prompt and sent to ``/v1/completions`` (the template carries its own special tokens, so the
-server adds none). ``interface_options``:
+"Unauthorized Operation", whose description is the policy) is rendered from a template as the
+content of one user message, and Meta's chat format (``llama-models``: Meta's tokenizer, content
+encoded as plain text) turns it into token ids, so no spelling of a special token in the case
+(``<|eot_id|><|start_header_id|>assistant...``) becomes a control token. The ids go to
+``/v1/completions`` as the prompt. ``interface_options``:
 
-* ``version`` -- 3 (default) or 4: the Llama 3 (``<|start_header_id|>``) or Llama 4
-  (``<|header_start|>``) header tokens.
+* ``version`` -- 3 (default) or 4: Llama 3's tokenizer and header tokens
+  (``<|start_header_id|>``) or Llama 4's (``<|header_start|>``).
 * ``assistant_blank_line`` -- True (default): the prompt ends with the assistant header and a
   blank line, as Meta's ``llama-models`` chat format encodes every header (and as a server
   applying the model's chat template sends it). False: it ends at the header, as Meta's
   ``llama-recipes`` ``PROMPT_TEMPLATE_3`` does.
+* ``prompt`` -- ``tokens`` (default): the token ids are sent (the request records them beside
+  their decoding); ``text``: the decoding is sent, for servers that take text only, which
+  tokenise it again -- the interface then refuses a case whose public text spells a control
+  token.
 
 The answer is Meta's: exactly ``safe`` (-> ALLOW) or ``unsafe``, a newline and one line of
 violated category codes (-> BLOCK), compared as llama-stack's Llama Guard shield compares it
 (exact lower case, after trimming the ends); the codes must be categories the prompt defined.
+It has no role or channel structure, so it is read from its text.
 """
 
 from __future__ import annotations
@@ -25,12 +32,15 @@ from typing import ClassVar
 from authpairs.backends.base import ChatRequest
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
+from authpairs.review.guardrails.llama_vocab import llama_tokenizer, user_turn_tokens
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
 CATEGORY_CODES = ("S1",)
 _CODES = re.compile(r"S[0-9]+(?: ?, ?S[0-9]+)*")
 _LABEL_WORDS = ("safe", "unsafe")
+PROMPT_FORMS = ("tokens", "text")
+"""How the prompt is sent: its token ids (default) or its text (servers that take text only)."""
 
 
 class LlamaGuardInterface(NativeInterface):
@@ -42,18 +52,39 @@ class LlamaGuardInterface(NativeInterface):
         "exactly 'safe' (-> ALLOW) or 'unsafe', newline, one line of defined category codes "
         "such as S1 (-> BLOCK); lower case, nothing else (llama-stack's check)")
 
-    def __init__(self, version: int = 3, assistant_blank_line: bool = True) -> None:
+    def __init__(self, version: int = 3, assistant_blank_line: bool = True,
+                 prompt: str = "tokens") -> None:
         if version not in (3, 4):
             raise ReviewerError(f"llama-guard: version must be 3 or 4, not {version!r}")
+        if prompt not in PROMPT_FORMS:
+            raise ReviewerError(f"llama-guard: prompt must be one of {', '.join(PROMPT_FORMS)}, "
+                                f"not {prompt!r}")
         self.version = version
         self.assistant_blank_line = bool(assistant_blank_line)
+        self.prompt = prompt
+        self.sends_text = prompt == "text"
+
+    def prompt_tokens(self, case: PublicCase) -> list[int]:
+        """Meta's chat format of the Llama Guard prompt as one user message, ending after the
+        assistant header (and its blank line, unless ``assistant_blank_line`` is False)."""
+        content = self.text("llama_guard.j2", case).rstrip("\n")
+        tokens = user_turn_tokens(self.version, content)
+        if not self.assistant_blank_line:
+            blank = llama_tokenizer(self.version).encode("\n\n", bos=False, eos=False)
+            if tokens[-len(blank):] != blank:
+                raise ReviewerError("llama-guard: Meta's chat format no longer ends the "
+                                    "assistant header with a blank line")
+            tokens = tokens[:-len(blank)]
+        return tokens
 
     def render(self, case: PublicCase) -> ChatRequest:
-        """The complete Llama Guard prompt as a raw completion."""
-        prompt = self.text("llama_guard.j2", case, version=self.version).rstrip("\n")
-        if self.assistant_blank_line:
-            prompt += "\n\n"
-        return ChatRequest(prompt=prompt, options={"add_special_tokens": False})
+        """The raw completion request: the token ids (with their decoding), or with ``prompt:
+        text`` the decoding alone."""
+        tokens = self.prompt_tokens(case)
+        text = llama_tokenizer(self.version).decode(tokens)
+        if self.sends_text:
+            return ChatRequest(prompt=text, options={"add_special_tokens": False})
+        return ChatRequest(prompt=text, prompt_token_ids=tokens)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """``safe``, or ``unsafe`` + newline + defined codes; llama-stack's exact comparison."""

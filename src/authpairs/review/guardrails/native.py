@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from authpairs.backends.base import ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
+from authpairs.review.guardrails.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.labels import finish_problem
 from authpairs.review.guardrails.settings import settings_record
 from authpairs.review.interfaces import ReviewInterface
@@ -23,12 +24,19 @@ class NativeInterface(ReviewInterface):
     ends exactly at the output limit (PolicyGuard). ``max_chars`` caps the text: a longer answer
     is ``too_large`` before :meth:`parse_text` (or any library) sees it. Anything
     :meth:`parse_text` raises, a library's ``BaseException`` included, is ``parser_error``.
+
+    ``sends_text`` (True unless the interface sends token ids): the prompt goes to the server as
+    text that it tokenises again, so :meth:`text` refuses a case whose public text spells a
+    control token (:func:`~authpairs.review.guardrails.control_tokens.refuse_control_tokens`).
+    An interface whose answer structure must be read from token ids overrides
+    :meth:`parse_response`.
     """
 
     template_files: ClassVar[tuple[str, ...]]
     answer_schema: ClassVar[dict[str, Any]] = {}
     length_ok: ClassVar[bool] = False
     max_chars: ClassVar[int] = MAX_RESPONSE_CHARS
+    sends_text: bool = True
 
     def templates(self) -> list[str]:
         """The template files this interface renders."""
@@ -50,7 +58,10 @@ class NativeInterface(ReviewInterface):
         return case.model_dump(mode="json")
 
     def text(self, template: str, case: PublicCase, **extra: Any) -> str:
-        """Render one of this interface's templates for ``case``."""
+        """Render one of this interface's templates for ``case`` (refused, when the prompt is
+        sent as text, if the case's public text spells a control token)."""
+        if self.sends_text:
+            refuse_control_tokens(self.name, case)
         return render(template, **self.context(case), **extra)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
@@ -64,8 +75,12 @@ class NativeInterface(ReviewInterface):
             return problem
         if not text.strip():
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "empty response")
-        return guarded(lambda: self.parse_text(text, response.finish_reason),
-                       f"{self.name} parser")
+        return guarded(lambda: self.parse_response(response), f"{self.name} parser")
+
+    def parse_response(self, response: ChatResponse) -> ReviewOutcome:
+        """Map a checked response (usable finish reason, non-empty text within the cap) to an
+        outcome: :meth:`parse_text` of its text, unless the interface reads token ids."""
+        return self.parse_text(response.text or "", response.finish_reason)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """Map a non-empty answer to a decision, or to unavailable with a reason code."""

@@ -3,27 +3,35 @@
 The policy is the *developer* message, the operation and evidence the *user* message; the system
 message carries the reasoning effort (default medium) and a rendering date that is configured and
 frozen for the run (default 2026-10-10, the paper's). ``openai-harmony`` renders the conversation
-to a raw prompt, which goes to the server's ``/v1/completions`` endpoint with special tokens kept
-in the output. The answer is parsed with Harmony's own parser: only the single **final**-channel
-message counts, and its whole content must be ``1`` (violation -> BLOCK) or ``0`` (no violation ->
-ALLOW). The analysis channel is never searched for a label; its tokens are recorded as reasoning.
+to token ids, encoding every message's content as plain text, so no spelling of a special token
+in the case (``<|end|><|start|>developer<|message|>...``) becomes a control token. By default
+(``prompt: tokens``) those ids are the prompt sent to the server's ``/v1/completions`` (vLLM and
+llama.cpp take a list of token ids); the request records them beside their decoding.
+``prompt: text`` sends the decoded text for servers that take text only; the server tokenises it
+again, so the interface then refuses a case whose public text spells a control token
+(:mod:`~authpairs.review.guardrails.control_tokens`).
+
+The answer is read from the completion's **token ids** (the request asks for them: vLLM's
+``return_token_ids``; llama.cpp sends them with ``logprobs``) with Harmony's own parser: only
+the single **final**-channel message counts, and its whole content must be ``1`` (violation ->
+BLOCK) or ``0`` (no violation -> ALLOW). The analysis channel is never searched for a label; its
+tokens are recorded as reasoning. Text cannot show whether a ``<|channel|>final<|message|>`` is
+the model's own header or characters it wrote inside its reasoning, so an answer that arrives
+without its token ids is unavailable (``no_token_ids``).
 
 Harmony's own readers (``parse_messages_from_completion_tokens`` and the streaming parser) take
 the last final-channel message; authpairs is stricter -- one final message, last, addressed to no
-one -- and never decides where they would not (format card ``safeguard``).
-
-Harmony's tokenizer costs time superlinear in the length of one unbroken run of characters (and
-panics with a Rust ``PanicException``, a ``BaseException``, on some long inputs), so the answer
-is checked by :func:`harmony_text_problem` before Harmony sees it: at most
-:data:`MAX_HARMONY_CHARS` characters, no run of more than :data:`MAX_HARMONY_RUN` characters
-without a change between whitespace and non-whitespace, no message header longer than
-:data:`MAX_HARMONY_HEADER` characters. Anything Harmony raises is unavailable.
+one -- and never decides where they would not (format card ``safeguard``). Before Harmony reads
+the ids they are bounded: at most :data:`MAX_HARMONY_TOKENS`, and no message header (from the
+start or the end of a message to the next ``<|message|>`` token) longer than
+:data:`MAX_HARMONY_HEADER_TOKENS` tokens (Harmony's header parser costs time superlinear in a
+header's length). Anything Harmony raises, a Rust panic included, is unavailable.
 """
 
 from __future__ import annotations
 
 import datetime
-import re
+from functools import cache
 from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
@@ -32,54 +40,83 @@ from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import FATAL, guarded, text_problem
+from authpairs.review.parsing import FATAL, guarded
 
 MAX_HARMONY_CHARS = 100_000
-"""Longest Harmony answer parsed (about 25,000 tokens of prose, above the paper's 16,384-token
+"""Longest Harmony answer text read (about 25,000 tokens of prose, above the paper's 16,384-token
 limit); longer is ``too_large``."""
-MAX_HARMONY_RUN = 1_000
-"""Longest run of only whitespace or only non-whitespace characters Harmony is given; a longer
-run is ``too_large`` (the tokenizer's cost grows with the square of a run's length)."""
-# tried only where a run starts (the lookbehinds), so the scan is linear in the text
-_LONG_RUN = re.compile(rf"(?<!\S)\S{{{MAX_HARMONY_RUN + 1}}}|(?<!\s)\s{{{MAX_HARMONY_RUN + 1}}}")
-MAX_HARMONY_HEADER = 256
-"""Longest message header (from the start of the answer or the end of a message to the next
-``<|message|>``: role, channel, recipient, content type) Harmony is given; a longer one is
-``malformed`` (Harmony's header parser costs time superlinear in the header's length)."""
-_ENDS = r"<\|end\|>|<\|call\|>|<\|return\|>"
-_LONG_HEADER = re.compile(
-    rf"(?:\A|{_ENDS})(?:(?!<\|message\|>|{_ENDS}).){{{MAX_HARMONY_HEADER + 1}}}", re.DOTALL)
+MAX_HARMONY_TOKENS = MAX_HARMONY_CHARS
+"""Most token ids of an answer given to Harmony; more is ``too_large``."""
+MAX_HARMONY_HEADER_TOKENS = 64
+"""Longest message header, in tokens (from the start of the answer or the end of a message to the
+next ``<|message|>`` token: role, channel, recipient, content type), that Harmony is given; a
+longer one is ``malformed`` (Harmony's header parser costs time superlinear in its length)."""
 PAPER_RENDERING_DATE = "2026-10-10"
 REASONING_EFFORTS = ("low", "medium", "high")
+PROMPT_FORMS = ("tokens", "text")
+"""How the prompt is sent: its token ids (default) or its text (servers that take text only)."""
 _LABELS = {"1": Decision.BLOCK, "0": Decision.ALLOW}
 
 
-def parse_harmony(text: str) -> list[Any]:
-    """Harmony messages of an assistant completion (raises ``HarmonyError`` when malformed)."""
+@cache
+def special_id(spelling: str) -> int:
+    """The id of one of Harmony's special tokens (e.g. ``<|message|>``)."""
+    ids: list[int] = harmony_encoding().encode(spelling, allowed_special="all")
+    if len(ids) != 1:
+        raise ReviewerError(f"{spelling!r} is not a Harmony special token")
+    return ids[0]
+
+
+def harmony_tokens_problem(ids: list[int]) -> ReviewOutcome | None:
+    """The unavailable outcome for token ids Harmony must not be given (too many, or a header
+    over :data:`MAX_HARMONY_HEADER_TOKENS`), or None. One pass over the ids, no Harmony call."""
+    if len(ids) > MAX_HARMONY_TOKENS:
+        return ReviewOutcome.unavailable(
+            ReasonCode.TOO_LARGE, f"{len(ids)} tokens, over {MAX_HARMONY_TOKENS}")
+    message = special_id("<|message|>")
+    ends = {special_id(s) for s in ("<|end|>", "<|call|>", "<|return|>")}
+    header: int | None = 0  # tokens of the header being read; None inside a message's content
+    for token in ids:
+        if token == message:
+            header = None
+        elif token in ends:
+            header = 0
+        elif header is not None:
+            header += 1
+            if header > MAX_HARMONY_HEADER_TOKENS:
+                return ReviewOutcome.unavailable(
+                    ReasonCode.MALFORMED, f"a message header longer than "
+                    f"{MAX_HARMONY_HEADER_TOKENS} tokens (not a Harmony message)")
+    return None
+
+
+def parse_harmony_tokens(ids: list[int]) -> list[Any]:
+    """Harmony messages of an assistant completion's token ids (raises ``HarmonyError`` when
+    malformed)."""
     import openai_harmony
 
-    encoding = harmony_encoding()
-    tokens = encoding.encode(text, allowed_special="all")
-    messages: list[Any] = encoding.parse_messages_from_completion_tokens(
-        tokens, openai_harmony.Role.ASSISTANT)
+    messages: list[Any] = harmony_encoding().parse_messages_from_completion_tokens(
+        ids, openai_harmony.Role.ASSISTANT)
     return messages
 
 
-def harmony_text_problem(text: str) -> ReviewOutcome | None:
-    """The unavailable outcome for text Harmony must not be given (see the module notes), or
-    None. Costs one ``len`` and one regular-expression scan, never a tokenizer call."""
-    problem = text_problem(text, MAX_HARMONY_CHARS)
-    if problem is not None:
-        return problem
-    if _LONG_RUN.search(text) is not None:
-        return ReviewOutcome.unavailable(
-            ReasonCode.TOO_LARGE, f"a run of more than {MAX_HARMONY_RUN} characters without "
-            "whitespace (or of whitespace only)")
-    if _LONG_HEADER.search(text) is not None:
-        return ReviewOutcome.unavailable(
-            ReasonCode.MALFORMED, f"a message header longer than {MAX_HARMONY_HEADER} "
-            "characters (text that is not a Harmony message)")
-    return None
+def harmony_reasoning(ids: list[int]) -> tuple[list[str], int]:
+    """The text of every non-final message of a completion's token ids (an unfinished last one
+    included) and the number of their content tokens, read by Harmony's streaming parser."""
+    import openai_harmony as h
+
+    parser = h.StreamableParser(harmony_encoding(), h.Role.ASSISTANT)
+    message = special_id("<|message|>")
+    count = 0
+    for token in ids:
+        parser.process(token)
+        if (token != message and parser.state == h.StreamState.CONTENT
+                and parser.current_channel != "final"):
+            count += 1
+    texts = [message_text(m) for m in parser.messages if m.channel != "final"]
+    if parser.state == h.StreamState.CONTENT and parser.current_channel != "final":
+        texts.append(parser.current_content)
+    return texts, count
 
 
 def message_text(message: Any) -> str:
@@ -88,17 +125,19 @@ def message_text(message: Any) -> str:
 
 
 class SafeguardInterface(NativeInterface):
-    """gpt-oss-safeguard: Harmony prompt, raw completion, final-channel 0/1 label."""
+    """gpt-oss-safeguard: Harmony prompt as token ids, raw completion read from its token ids,
+    final-channel 0/1 label."""
 
     name = "safeguard"
     max_chars = MAX_HARMONY_CHARS
     template_files = ("safeguard_policy.j2", "safeguard_user.j2", "policy.j2", "operation.j2")
     output_contract: ClassVar[str] = (
-        "Harmony completion; exactly one final-channel message whose whole content is 1 "
-        "(violation -> BLOCK) or 0 (no violation -> ALLOW); analysis channel ignored")
+        "Harmony completion read from its token ids; exactly one final-channel message whose "
+        "whole content is 1 (violation -> BLOCK) or 0 (no violation -> ALLOW); analysis "
+        "channel ignored; an answer without token ids is unavailable")
 
     def __init__(self, reasoning_effort: str = "medium",
-                 rendering_date: str = PAPER_RENDERING_DATE) -> None:
+                 rendering_date: str = PAPER_RENDERING_DATE, prompt: str = "tokens") -> None:
         if reasoning_effort not in REASONING_EFFORTS:
             raise ReviewerError(f"safeguard: reasoning_effort must be one of "
                                 f"{', '.join(REASONING_EFFORTS)}, not {reasoning_effort!r}")
@@ -107,14 +146,19 @@ class SafeguardInterface(NativeInterface):
         except ValueError:
             raise ReviewerError(f"safeguard: rendering_date {rendering_date!r} is not "
                                 "YYYY-MM-DD") from None
+        if prompt not in PROMPT_FORMS:
+            raise ReviewerError(f"safeguard: prompt must be one of {', '.join(PROMPT_FORMS)}, "
+                                f"not {prompt!r}")
         self.reasoning_effort = reasoning_effort
         self.rendering_date = rendering_date
+        self.prompt = prompt
+        self.sends_text = prompt == "text"
 
-    def render(self, case: PublicCase) -> ChatRequest:
-        """Render system/developer/user with Harmony into one raw completion prompt."""
+    def prompt_tokens(self, case: PublicCase) -> list[int]:
+        """Harmony's rendering of system/developer/user for completion by the assistant: token
+        ids, every message's content encoded as plain text."""
         import openai_harmony as h
 
-        encoding = harmony_encoding()
         effort = h.ReasoningEffort(self.reasoning_effort.capitalize())
         system = (h.SystemContent.new().with_reasoning_effort(effort)
                   .with_conversation_start_date(self.rendering_date))
@@ -126,26 +170,30 @@ class SafeguardInterface(NativeInterface):
             h.Message.from_role_and_content(h.Role.USER,
                                             self.text("safeguard_user.j2", case).rstrip("\n")),
         ])
-        tokens = encoding.render_conversation_for_completion(conversation, h.Role.ASSISTANT)
-        return ChatRequest(prompt=encoding.decode(tokens),
-                           options={"skip_special_tokens": False})
+        tokens: list[int] = harmony_encoding().render_conversation_for_completion(
+            conversation, h.Role.ASSISTANT)
+        return tokens
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """The raw completion request: Harmony's token ids (with their decoding) or, with
+        ``prompt: text``, the decoding alone; the completion's token ids are asked for."""
+        tokens = self.prompt_tokens(case)
+        options = {"skip_special_tokens": False, "return_token_ids": True}
+        text = harmony_encoding().decode(tokens)
+        if self.sends_text:
+            return ChatRequest(prompt=text, options=options)
+        return ChatRequest(prompt=text, prompt_token_ids=tokens, options=options)
 
     def finish(self, response: ChatResponse) -> ChatResponse:
         """Record the analysis (non-final) channel text and its token count as reasoning.
 
-        Never raises: text Harmony must not be given, or that Harmony fails on (a malformed
-        answer, a panic), leaves the response as it came; :meth:`parse` classifies it."""
-        text = response.text
-        if not text or harmony_text_problem(text) is not None:
+        Never raises: an answer without token ids, ids Harmony must not be given, or ids Harmony
+        fails on (a malformed answer, a panic) leave the response as it came; :meth:`parse`
+        classifies it."""
+        ids = response.output_token_ids
+        if not ids or harmony_tokens_problem(ids) is not None:
             return response
-
-        def reasoning() -> tuple[list[str], int]:
-            thinking = [message_text(m) for m in parse_harmony(text) if m.channel != "final"]
-            encoding = harmony_encoding()
-            return thinking, sum(len(encoding.encode(t, allowed_special="all"))
-                                 for t in thinking)
-
-        found = guarded(reasoning, "Harmony")
+        found = guarded(lambda: harmony_reasoning(ids), "Harmony")
         if isinstance(found, ReviewOutcome) or not found[0]:
             return response
         thinking, count = found
@@ -153,15 +201,19 @@ class SafeguardInterface(NativeInterface):
             "reasoning": response.reasoning or "\n".join(thinking),
             "reasoning_tokens": response.reasoning_tokens or count})
 
-    def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
-        """Harmony's parser; the single final message must be exactly ``0`` or ``1``."""
+    def parse_response(self, response: ChatResponse) -> ReviewOutcome:
+        """Harmony's parser over the token ids; the single final message must be exactly ``0``
+        or ``1``. Without token ids, :meth:`parse_text` (unavailable)."""
         import openai_harmony
 
-        problem = harmony_text_problem(text)
+        ids = response.output_token_ids
+        if ids is None:
+            return self.parse_text(response.text or "", response.finish_reason)
+        problem = harmony_tokens_problem(ids)
         if problem is not None:
             return problem
         try:
-            messages = parse_harmony(text)
+            messages = parse_harmony_tokens(ids)
         except openai_harmony.HarmonyError as exc:
             return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
         except FATAL:
@@ -169,22 +221,35 @@ class SafeguardInterface(NativeInterface):
         except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
             return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
                                              f"Harmony raised {type(exc).__name__}")
-        finals = [i for i, m in enumerate(messages) if m.channel == "final"]
-        if not finals:
-            return ReviewOutcome.unavailable(ReasonCode.NO_FINAL_CHANNEL,
-                                             "no final-channel message")
-        if len(finals) > 1:
-            return ReviewOutcome.unavailable(ReasonCode.MULTIPLE_OBJECTS,
-                                             f"{len(finals)} final-channel messages")
-        final = messages[finals[0]]
-        if finals[0] != len(messages) - 1:
-            return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE,
-                                             "messages after the final-channel message")
-        if final.recipient is not None:
-            return ReviewOutcome.unavailable(ReasonCode.MALFORMED,
-                                             f"final message addressed to {final.recipient}")
-        label = message_text(final).strip()
-        if label not in _LABELS:
-            return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
-                                             f"final label {label[:40]!r} is not 0 or 1")
-        return ReviewOutcome.decided(_LABELS[label])
+        return final_label(messages)
+
+    def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
+        """Text alone never decides: a final header written as ordinary characters inside the
+        reasoning reads exactly like the model's own."""
+        return ReviewOutcome.unavailable(
+            ReasonCode.NO_TOKEN_IDS, "the answer came as text without its token ids, so a "
+            "final-channel header cannot be told from characters written inside the reasoning "
+            "(vLLM returns them with return_token_ids, llama.cpp with logprobs)")
+
+
+def final_label(messages: list[Any]) -> ReviewOutcome:
+    """The decision of a parsed completion: exactly one final-channel message, last, addressed
+    to no one, whose whole text trimmed is ``0`` or ``1``."""
+    finals = [i for i, m in enumerate(messages) if m.channel == "final"]
+    if not finals:
+        return ReviewOutcome.unavailable(ReasonCode.NO_FINAL_CHANNEL, "no final-channel message")
+    if len(finals) > 1:
+        return ReviewOutcome.unavailable(ReasonCode.MULTIPLE_OBJECTS,
+                                         f"{len(finals)} final-channel messages")
+    final = messages[finals[0]]
+    if finals[0] != len(messages) - 1:
+        return ReviewOutcome.unavailable(ReasonCode.EXTRA_PROSE,
+                                         "messages after the final-channel message")
+    if final.recipient is not None:
+        return ReviewOutcome.unavailable(ReasonCode.MALFORMED,
+                                         f"final message addressed to {final.recipient}")
+    label = message_text(final).strip()
+    if label not in _LABELS:
+        return ReviewOutcome.unavailable(ReasonCode.NO_LABEL,
+                                         f"final label {label[:40]!r} is not 0 or 1")
+    return ReviewOutcome.decided(_LABELS[label])
