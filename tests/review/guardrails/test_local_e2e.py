@@ -25,6 +25,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 NATIVE = ("safeguard", "granite-guardian", "policyguard", "qwen3guard", "nemotron-safety",
           "llama-guard")
+TEXT_PROMPT = {"safeguard": {"prompt": "text"}, "llama-guard": {"prompt": "text"}}
+"""SmolLM2's vocabulary is neither Harmony's nor Llama's: their token-id prompts are refused by
+the server (tests/backends/test_token_ids_local.py), so the plumbing runs with the prompt as
+text (a clean case: nothing in it spells a control token)."""
 SAMPLING = SamplingConfig(temperature=0.0, seed=7, max_tokens=24, repetition_penalty=1.3)
 
 
@@ -32,7 +36,8 @@ async def test_every_native_interface_through_the_local_server(examples: Dataset
     case = examples.cases[0].public
     async with LocalServerBackend(n_ctx=8192, n_parallel=2) as backend:
         for name in NATIVE:
-            reviewer = ModelReviewer(get_interface(name), backend, SAMPLING)
+            reviewer = ModelReviewer(get_interface(name, TEXT_PROMPT.get(name)), backend,
+                                     SAMPLING)
             request = reviewer.render(case)
             response = await reviewer.answer(request)
             assert response.text is not None, name
@@ -50,7 +55,7 @@ async def test_safeguard_run_records_raw_completions(records_path: Path) -> None
         "dataset": "examples", "split": "all", "limit": 2, "enforce": False,
         "records": str(records_path), "concurrency": 2,
         "reviewer": {"interface": "safeguard",
-                     "interface_options": {"reasoning_effort": "low"},
+                     "interface_options": {"reasoning_effort": "low", "prompt": "text"},
                      "backend": {"kind": "local", "n_ctx": 8192, "n_parallel": 2},
                      "sampling": SAMPLING.model_dump()}})
     state = await run_async(config, progress=False)
@@ -60,6 +65,12 @@ async def test_safeguard_run_records_raw_completions(records_path: Path) -> None
         attempts = store.attempts(state.run_id)
     assert info is not None and "safeguard_policy.j2" in info.template_sha256
     assert all(a.kind == "formal" and a.output_text is not None for a in attempts)
+    # llama.cpp sends no token ids unless asked for logprobs: the answers are text only, and
+    # unavailable (cut at the limit, or without ids)
+    assert all(a.output_token_ids is None for a in attempts)
+    with RecordStore(records_path) as store:
+        reasons = {r.reason_code for r in store.case_records(state.run_id)}
+    assert reasons <= {"length", "no_token_ids"}
 
 
 async def test_real_nemo_action_against_the_local_server(records_path: Path) -> None:
