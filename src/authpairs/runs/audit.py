@@ -237,10 +237,10 @@ def outcome_difference(record: RecordedOutcome, outcome: ReviewOutcome) -> str |
 
 def reparse(parse: Callable[[ChatResponse], ReviewOutcome],
             attempt: AttemptRecord) -> ReviewOutcome:
-    """The outcome of an attempt's stored raw output (text, reasoning, finish reason) parsed
-    again, as the run parsed it (:func:`~authpairs.runs.reviewed.safe_parse`)."""
-    response = ChatResponse(text=attempt.output_text, reasoning=attempt.reasoning_text,
-                            finish_reason=attempt.finish_reason)
+    """The outcome of an attempt's stored raw output (text, token ids, reasoning, finish reason)
+    parsed again, as the run parsed it (:func:`~authpairs.runs.reviewed.safe_parse`)."""
+    response = ChatResponse(text=attempt.output_text, output_token_ids=attempt.output_token_ids,
+                            reasoning=attempt.reasoning_text, finish_reason=attempt.finish_reason)
     return safe_parse(_Parse(parse), response)
 
 

@@ -135,11 +135,12 @@ def test_configured_extra_body_merges_with_interface_options() -> None:
 async def test_a_run_records_the_ids_sent_and_received_and_replays_them(tmp_path: object
                                                                          ) -> None:
     """Through a real HTTP server: the recorded request holds the prompt ids exactly as sent,
-    the formal attempt the answer's ids, and a replay of the run reads them to the same
-    decisions without a server."""
+    the formal attempt the answer's ids; the audit re-renders the ids and re-reads the answers
+    from them, and a replay of the run reads them to the same decisions without a server."""
     from pathlib import Path
 
     from authpairs.runs.api import run_async
+    from authpairs.runs.audit import audit_run
     from authpairs.runs.config import RunConfig
     from authpairs.runs.store import RecordStore
 
@@ -170,6 +171,10 @@ async def test_a_run_records_the_ids_sent_and_received_and_replays_them(tmp_path
         attempts = store.attempts(first.run_id)
         decisions = [(r.case_id, r.decision) for r in store.case_records(first.run_id)]
         replayed = [(r.case_id, r.decision) for r in store.case_records(replay.run_id)]
+        audits = [audit_run(store, run.run_id) for run in (first, replay)]
+    for report in audits:
+        assert report.ok and not report.skipped, [str(f) for f in report.findings]
+        assert report.checked["decisions re-parsed"] == report.checked["inputs re-rendered"] == 3
     assert len(attempts) == 3 and len(bodies) == 3
     sent = sorted(json.dumps(body["prompt"]) for body in bodies)
     recorded = sorted(json.dumps(a.request.prompt_token_ids) for a in attempts if a.request)
