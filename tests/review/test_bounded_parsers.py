@@ -170,6 +170,22 @@ def test_harmony_is_never_given_too_many_tokens(monkeypatch: pytest.MonkeyPatch)
     assert interface.finish(answer) is answer
 
 
+def test_harmony_is_never_given_too_many_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(messages: int) -> ChatResponse:
+        """An analysis message, more analysis messages, a final one: ``messages`` in all."""
+        more = "<|start|>assistant<|channel|>analysis<|message|>-<|end|>" * (messages - 2)
+        return response("safeguard", "<|channel|>analysis<|message|>-<|end|>" + more
+                        + "<|start|>assistant<|channel|>final<|message|>0<|return|>")
+
+    interface = get_interface("safeguard")
+    assert interface.parse(answer(safeguard.MAX_HARMONY_MESSAGES)).decision is Decision.ALLOW
+    monkeypatch.setattr(safeguard, "parse_harmony_tokens", _forbid)
+    monkeypatch.setattr(safeguard, "harmony_reasoning", _forbid)
+    over = answer(safeguard.MAX_HARMONY_MESSAGES + 1)
+    assert interface.parse(over).reason_code is ReasonCode.TOO_LARGE
+    assert interface.finish(over) is over
+
+
 def test_harmony_is_never_given_a_long_header(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(safeguard, "parse_harmony_tokens", _forbid)
     monkeypatch.setattr(safeguard, "harmony_reasoning", _forbid)

@@ -22,10 +22,11 @@ without its token ids is unavailable (``no_token_ids``).
 Harmony's own readers (``parse_messages_from_completion_tokens`` and the streaming parser) take
 the last final-channel message; authpairs is stricter -- one final message, last, addressed to no
 one -- and never decides where they would not (format card ``safeguard``). Before Harmony reads
-the ids they are bounded: at most :data:`MAX_HARMONY_TOKENS`, and no message header (from the
-start or the end of a message to the next ``<|message|>`` token) longer than
-:data:`MAX_HARMONY_HEADER_TOKENS` tokens (Harmony's header parser costs time superlinear in a
-header's length). Anything Harmony raises, a Rust panic included, is unavailable.
+the ids they are bounded: at most :data:`MAX_HARMONY_TOKENS` ids and
+:data:`MAX_HARMONY_MESSAGES` messages, and no message header (from the start or the end of a
+message to the next ``<|message|>`` token) longer than :data:`MAX_HARMONY_HEADER_TOKENS` tokens
+(Harmony's parser costs time superlinear in a header's length and in the number of messages).
+Anything Harmony raises, a Rust panic included, is unavailable.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ MAX_HARMONY_HEADER_TOKENS = 64
 """Longest message header, in tokens (from the start of the answer or the end of a message to the
 next ``<|message|>`` token: role, channel, recipient, content type), that Harmony is given; a
 longer one is ``malformed`` (Harmony's header parser costs time superlinear in its length)."""
+MAX_HARMONY_MESSAGES = 64
+"""Most messages (``<|message|>`` tokens) an answer given to Harmony may hold; more is
+``too_large`` (Harmony's completion parser costs time superlinear in the number of messages; an
+answer of gpt-oss-safeguard holds an analysis message and a final one)."""
 PAPER_RENDERING_DATE = "2026-10-10"
 REASONING_EFFORTS = ("low", "medium", "high")
 PROMPT_FORMS = ("tokens", "text")
@@ -68,17 +73,23 @@ def special_id(spelling: str) -> int:
 
 
 def harmony_tokens_problem(ids: list[int]) -> ReviewOutcome | None:
-    """The unavailable outcome for token ids Harmony must not be given (too many, or a header
-    over :data:`MAX_HARMONY_HEADER_TOKENS`), or None. One pass over the ids, no Harmony call."""
+    """The unavailable outcome for token ids Harmony must not be given (too many, more than
+    :data:`MAX_HARMONY_MESSAGES` messages, or a header over :data:`MAX_HARMONY_HEADER_TOKENS`),
+    or None. One pass over the ids, no Harmony call."""
     if len(ids) > MAX_HARMONY_TOKENS:
         return ReviewOutcome.unavailable(
             ReasonCode.TOO_LARGE, f"{len(ids)} tokens, over {MAX_HARMONY_TOKENS}")
     message = special_id("<|message|>")
     ends = {special_id(s) for s in ("<|end|>", "<|call|>", "<|return|>")}
     header: int | None = 0  # tokens of the header being read; None inside a message's content
+    messages = 0
     for token in ids:
         if token == message:
             header = None
+            messages += 1
+            if messages > MAX_HARMONY_MESSAGES:
+                return ReviewOutcome.unavailable(
+                    ReasonCode.TOO_LARGE, f"more than {MAX_HARMONY_MESSAGES} messages")
         elif token in ends:
             header = 0
         elif header is not None:
@@ -101,22 +112,26 @@ def parse_harmony_tokens(ids: list[int]) -> list[Any]:
 
 
 def harmony_reasoning(ids: list[int]) -> tuple[list[str], int]:
-    """The text of every non-final message of a completion's token ids (an unfinished last one
-    included) and the number of their content tokens, read by Harmony's streaming parser."""
-    import openai_harmony as h
-
-    parser = h.StreamableParser(harmony_encoding(), h.Role.ASSISTANT)
+    """The text of every non-final message of a completion's token ids and the number of their
+    content tokens (those between a message's ``<|message|>`` and its end), the messages read
+    by Harmony's parser (raises ``HarmonyError`` when malformed)."""
     message = special_id("<|message|>")
-    count = 0
+    ends = {special_id(s) for s in ("<|end|>", "<|call|>", "<|return|>")}
+    contents: list[int] = []  # content tokens of each message, in order
+    inside = False
     for token in ids:
-        parser.process(token)
-        if (token != message and parser.state == h.StreamState.CONTENT
-                and parser.current_channel != "final"):
-            count += 1
-    texts = [message_text(m) for m in parser.messages if m.channel != "final"]
-    if parser.state == h.StreamState.CONTENT and parser.current_channel != "final":
-        texts.append(parser.current_content)
-    return texts, count
+        if token == message:
+            contents.append(0)
+            inside = True
+        elif token in ends:
+            inside = False
+        elif inside:
+            contents[-1] += 1
+    messages = parse_harmony_tokens(ids)
+    if len(messages) != len(contents):
+        return [], 0  # not one content per message: nothing is attributed
+    reasoning = [i for i, m in enumerate(messages) if m.channel != "final"]
+    return [message_text(messages[i]) for i in reasoning], sum(contents[i] for i in reasoning)
 
 
 def message_text(message: Any) -> str:
