@@ -452,6 +452,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         if request.prompt is not None:
             _section("raw completion prompt")
             _verbatim(request.prompt)
+        if request.prompt_token_ids is not None:
+            _section("prompt token ids (sent; the prompt above is their decoding)")
+            _verbatim(json.dumps(request.prompt_token_ids))
         _section("response format")
         if request.response_format is not None:
             _verbatim(json.dumps(request.response_format, indent=2, sort_keys=True))

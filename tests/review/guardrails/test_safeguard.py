@@ -181,3 +181,17 @@ async def test_a_run_records_the_ids_sent_and_received_and_replays_them(tmp_path
     assert sent == recorded
     assert all(a.output_token_ids == harmony_ids(ANSWER) for a in attempts)
     assert sorted(decisions) == sorted(replayed) and {d for _, d in decisions} == {"BLOCK"}
+
+
+def test_show_prompt_prints_the_ids_sent(examples: Dataset) -> None:
+    from typer.testing import CliRunner
+
+    from authpairs.cli import app
+
+    case = examples.cases[0]
+    result = CliRunner().invoke(app, ["show-prompt", case.case_id, "--dataset", "examples",
+                                      "--interface", "safeguard"])
+    assert result.exit_code == 0, result.output
+    ids = get_interface("safeguard").render(case.public).prompt_token_ids
+    section = "===== prompt token ids (sent; the prompt above is their decoding) =====\n"
+    assert section + json.dumps(ids) + "\n" in result.output
