@@ -162,7 +162,7 @@ async def test_a_run_records_the_ids_sent_and_received_and_replays_them(tmp_path
                                   "finish_reason": "stop"}],
                      "usage": {"prompt_tokens": 400, "completion_tokens": 20}}
 
-    with json_service(vllm) as url:
+    with json_service(vllm, models=("gpt-oss-safeguard-20b",)) as url:
         first = await run_async(config({"kind": "openai", "base_urls": [url + "/v1"],
                                         "model": "gpt-oss-safeguard-20b"}), progress=False)
     replay = await run_async(config({"kind": "replay", "store": str(records),
