@@ -51,6 +51,7 @@ from authpairs.backends.config import SamplingConfig
 from authpairs.backends.preflight import preflight
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
+from authpairs.review.guardrails.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.guardrails.settings import VENDOR, Recommended, settings_record
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
@@ -372,7 +373,10 @@ class NemoSelfCheckReviewer:
 
     def render(self, case: PublicCase) -> ChatRequest:
         """NeMo's own rendering of its task prompt: exactly the request NeMo will send, so the
-        recorded input hash is the backend's (replay works); the inputs are kept for answer."""
+        recorded input hash is the backend's (replay works); the inputs are kept for answer.
+        The prompt goes to the server as chat messages it templates and tokenises, so a case
+        whose public text spells a control token is refused."""
+        refuse_control_tokens(GUARDRAIL, case)
         context = case.model_dump(mode="json")
         policy = render("policy.j2", **context).rstrip("\n")
         user_input = render("operation.j2", **context).rstrip("\n")
