@@ -26,6 +26,11 @@ from tests.backends.test_breaker import closed_port
 
 runner = CliRunner()
 
+#: Seconds, not minutes: a loose bound that holds on a loaded machine. The exact times (under a
+#: second with preflight, the breaker's 3 s bound without) are measured in
+#: bench/bench_fail_fast.py, not here.
+SECONDS_NOT_MINUTES = 30.0
+
 
 def _refused() -> str:
     return f"http://127.0.0.1:{closed_port()}/v1"
@@ -53,7 +58,7 @@ def test_preflight_stops_before_the_first_case_with_one_line(tmp_path: Path, rev
     code, out, err = _run(records, *[arg.replace("{url}", url) for arg in reviewer])
     assert code == 2 and out == ""
     assert err.count("error:") == 1 and names.replace("{url}", url) in err and "hint:" in err
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < SECONDS_NOT_MINUTES
     assert not records.exists()  # a run that never started leaves no records file
 
 
@@ -91,7 +96,7 @@ def test_without_preflight_the_breaker_stops_a_dead_endpoint_in_seconds(
     flat = " ".join(out.split())
     assert code == 3 and "stopped:" in flat and "connection refused on every request" in flat
     assert "re-run the same command" in flat
-    assert elapsed < 10
+    assert elapsed < SECONDS_NOT_MINUTES
     # Quiet: one line for the first failure, summaries for the rest, not one per attempt.
     lines = [r for r in caplog.records if r.name == "authpairs.runs"]
     assert 1 <= len(lines) <= 3, [r.getMessage() for r in lines]
@@ -118,7 +123,7 @@ async def test_a_server_that_dies_half_way_stops_the_run_and_a_rerun_completes_i
     state = await run
     stopped_after = time.monotonic() - died
     assert state.stopped is not None and "connection refused" in state.stopped
-    assert stopped_after < 10  # the breaker's bound (3 s) plus the retry waits in flight
+    assert stopped_after < SECONDS_NOT_MINUTES  # the breaker's bound plus the waits in flight
     recorded_before = state.completed_now
     assert 0 < recorded_before < 40
 
@@ -142,7 +147,7 @@ def test_a_dead_http_guardrail_stops_the_run(tmp_path: Path) -> None:
                         "--no-preflight", "--concurrency", "4", dataset="language")
     flat = " ".join(out.split())
     assert code == 3 and f"stopped: {url}: connection refused on every request" in flat
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < SECONDS_NOT_MINUTES
 
 
 def test_a_dead_agent_model_stops_the_agent_run(tmp_path: Path) -> None:
@@ -153,4 +158,4 @@ def test_a_dead_agent_model_stops_the_agent_run(tmp_path: Path) -> None:
                         "--agent-model", "m", "--no-preflight")
     assert code == 2 and err.count("error:") == 1
     assert f"{url}: connection refused on every request" in err
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < SECONDS_NOT_MINUTES
