@@ -1,9 +1,10 @@
 """``authpairs mcp serve``: one run, served to an agent over MCP until the client leaves.
 
-The reviewer, the enforcement point and the records are built as ``authpairs run`` builds them
-(:func:`~authpairs.runs.reviewers.make_reviewer`, :func:`~authpairs.runs.api.make_enforcer`,
-:class:`~authpairs.runs.store.RecordStore`); the run header names the serve session (transport,
-cases) beside the resolved configuration.
+The reviewer, the enforcement point, the records and the run header are built by the functions
+``authpairs run`` uses (:func:`~authpairs.runs.reviewers.make_reviewer`,
+:func:`~authpairs.runs.api.make_enforcer`, :class:`~authpairs.runs.store.RecordStore`,
+:func:`~authpairs.runs.api.run_header`); the header names the serve session (transport, cases)
+beside the resolved configuration.
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from authpairs.agent.cases import select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.backends.preflight import preflight
-from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
-from authpairs.runs.api import make_enforcer, package_versions
+from authpairs.runs.api import make_enforcer, run_header
 from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.config import RunConfig
 from authpairs.runs.records import RunInfo
@@ -52,24 +52,16 @@ def new_run_id(prefix: str = "mcp") -> str:
 def run_info(run_id: str, config: RunConfig, reviewer: Reviewer, cases: Dataset,
              transport: Transport | Literal["in-process"],
              agent_model: dict[str, Any] | None = None) -> RunInfo:
-    """The run header of a serve session: the resolved configuration and reviewer as
-    ``authpairs run`` stores them, plus ``agent`` (mode, transport, the cases offered). The
-    mode is ``run`` when the configuration names an agent model (``authpairs run --agent``:
-    the server side of an agent run, its model in ``resolved.agent``), else ``mcp``;
-    ``agent_model`` adds what the running agent model says of itself."""
-    manifest = cases.manifest()
+    """The run header of a serve session (:func:`~authpairs.runs.api.run_header`) with its
+    ``agent`` section: mode, transport, the cases offered. The mode is ``run`` when the
+    configuration names an agent model (``authpairs run --agent``: the server side of an agent
+    run, its model in ``resolved.agent``), else ``mcp``; ``agent_model`` adds what the running
+    agent model says of itself."""
     agent: dict[str, Any] = {"mode": "mcp" if config.agent is None else "run",
                              "transport": transport, "cases": cases.case_ids()}
     if agent_model is not None:
         agent["model"] = agent_model
-    return RunInfo(
-        run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        config={"resolved": config.recorded(), "reviewer": reviewer.describe(),
-                "agent": agent},
-        config_sha256=sha256_hex({"agent": agent, "identity": config.identity()}),
-        manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,
-        template_sha256=reviewer.template_hashes(), versions=package_versions(),
-        expected_case_ids=sorted(cases.case_ids()))
+    return run_header(run_id, config, reviewer, cases, agent)
 
 
 async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),

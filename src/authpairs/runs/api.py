@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.backends.preflight import preflight
+from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.case_file import CaseFile
 from authpairs.cases.dataset import CaseSource, Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
@@ -88,26 +89,34 @@ def check_effect(case: Case, origin: str) -> None:
         raise DatasetError(origin, str(exc), record=case.case_id, field=field) from None
 
 
-def make_enforcer_for(cases: CaseSource, config: RunConfig) -> Enforcer | None:
-    """A sandboxed enforcement point when enforcement is on and any case carries an effect."""
-    if not config.enforce:
-        return None
-    if not cases.has_effects():
-        return None
-    from authpairs.enforce.enforcer import LocalEnforcer  # the sandbox only where it is used
-
-    return LocalEnforcer()
-
-
 def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
                   keep: bool = False) -> Enforcer:
-    """The enforcer for a run: a :class:`LocalEnforcer` with a fresh sandbox, or a
-    :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
+    """The enforcement point of a run or serve session: a :class:`LocalEnforcer` with a fresh
+    sandbox, or a :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
     from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 
     if config is not None and not config.enforce:
         return DecisionOnlyEnforcer()
     return LocalEnforcer(parent, keep=keep)
+
+
+def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSource,
+               agent: dict[str, Any] | None = None) -> RunInfo:
+    """The header of run ``run_id``: the resolved configuration and its hash, the reviewer,
+    the cases' manifest and ids, the templates and package versions. ``agent`` (a serve
+    session: mode, transport, cases offered) is stored beside the configuration, and the hash
+    is then that of the session (``agent`` and the configuration's identity)."""
+    manifest = cases.manifest()
+    stored: dict[str, Any] = {"resolved": config.recorded(), "reviewer": reviewer.describe()}
+    sha256 = config.sha256()
+    if agent is not None:
+        stored["agent"] = agent
+        sha256 = sha256_hex({"agent": agent, "identity": config.identity()})
+    return RunInfo(
+        run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        config=stored, config_sha256=sha256, manifest=manifest.to_dict(),
+        manifest_sha256=manifest.public_sha256, template_sha256=reviewer.template_hashes(),
+        versions=package_versions(), expected_case_ids=sorted(cases.case_ids()))
 
 
 def lease_seconds(config: RunConfig) -> float:
@@ -132,34 +141,23 @@ def in_flight_cap(concurrency: int, backend: dict[str, Any]) -> str | None:
 async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = True,
                     dataset: CaseSource | None = None,
                     reviewer: Reviewer | None = None) -> RunProgress:
-    """Run (or resume) the configured run. ``reviewer`` overrides the configured one (tests)."""
+    """Run (or resume) the configured run and return what this invocation did. ``dataset`` and
+    ``reviewer`` replace the configured ones."""
     dataset = dataset if dataset is not None else open_run_cases(config)
     if not len(dataset):
         raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
-    return await _run(config, config.resolved_run_id(), dataset, progress, reviewer)
-
-
-async def _run(config: RunConfig, run_id: str, dataset: CaseSource,
-               progress: bool | ProgressDisplay, reviewer: Reviewer | None) -> RunProgress:
+    run_id = config.resolved_run_id()
     async with AsyncExitStack() as stack:
         if reviewer is None:
             reviewer = await make_reviewer(config.reviewer, stack)
         if config.preflight:  # before the records file is opened: a failure records nothing
             await preflight([reviewer])
-        manifest = dataset.manifest()
-        info = RunInfo(
-            run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            config={"resolved": config.recorded(), "reviewer": reviewer.describe()},
-            config_sha256=config.sha256(), manifest=manifest.to_dict(),
-            manifest_sha256=manifest.public_sha256,
-            template_sha256=reviewer.template_hashes(), versions=package_versions(),
-            expected_case_ids=sorted(dataset.case_ids()))
+        info = run_header(run_id, config, reviewer, dataset)
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
             store.open_run(info)
-            enforcer = make_enforcer_for(dataset, config)
-            if enforcer is not None:
-                sync_stack.enter_context(enforcer)
+            enforcer = (sync_stack.enter_context(make_enforcer(config))
+                        if config.enforce and dataset.has_effects() else None)
             orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
                                            concurrency=config.concurrency,
                                            infra_retries=config.infra_retries,

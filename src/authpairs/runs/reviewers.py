@@ -13,7 +13,6 @@ from typing import Any
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig
-from authpairs.backends.factory import make_backend
 from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.guardrails.registry import resolve_guardrail
 from authpairs.review.interfaces import get_interface
@@ -79,7 +78,7 @@ async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Review
     if config.guardrail:
         backend = None
         if resolve_guardrail(config.guardrail).needs_backend:
-            backend = await stack.enter_async_context(make_backend(config.backend))
+            backend = await stack.enter_async_context(config.backend.create())
         reviewer: Any = _build_guardrail(config, backend)
         if hasattr(reviewer, "__aenter__"):
             reviewer = await stack.enter_async_context(reviewer)
@@ -87,5 +86,5 @@ async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Review
         return built
     interface = get_interface(config.interface, config.interface_options)
     interface.check_backend(config.backend)
-    backend = await stack.enter_async_context(make_backend(config.backend))
+    backend = await stack.enter_async_context(config.backend.create())
     return ModelReviewer(interface, backend, config.sampling)
