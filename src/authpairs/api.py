@@ -8,13 +8,10 @@
 >>> authpairs.compare("/tmp/ap.sqlite::run-a", "/tmp/ap.sqlite::run-b")     # doctest: +SKIP
 
 ``run`` works inside a running event loop (Jupyter): it then runs the review in a worker thread
-with its own loop. The CLI (:mod:`authpairs.commands`) only parses arguments and prints what these
-functions return.
-
-Below the functions, this module also names the building blocks the commands are made of (run
-configuration, records, the analyses, the dataset tracks; see ``_BUILDING_BLOCKS``), so that the
-CLI imports from here and nowhere deeper. Everything loads on first use: importing this module
-loads none of the analysis, run or dataset code.
+with its own loop. ``import authpairs`` gives every name of ``__all__``: the functions defined
+here, and the documented types they take and return, which live in their own modules and load
+on first use (``_TYPES``), so importing this module loads none of the run, analysis or dataset
+code. Every other module is internal (the commands import what they need from where it lives).
 """
 
 from __future__ import annotations
@@ -27,247 +24,98 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
-from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
-from authpairs.analysis.defaults import DEFAULT_RECORDS as DEFAULT_RECORDS
-from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
+from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.analysis.notebook import NotebookView, TableView
+from authpairs.errors import AuthpairsError
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-    from authpairs.agent.audit import audit_run as audit_run
     from authpairs.agent.run import AgentRunResult as AgentRunResult
-    from authpairs.agent.serve import serve as serve_mcp
     from authpairs.agent.trajectory import Trajectory as Trajectory
-    from authpairs.analysis.agent_calls import AgentRunError as AgentRunError
     from authpairs.analysis.agent_compare import AgentComparison as AgentComparison
-    from authpairs.analysis.agent_compare import compare_stacks as compare_stacks
     from authpairs.analysis.agent_scores import AgentRunScore as AgentRunScore
-    from authpairs.analysis.agent_scores import NotAnAgentRunError as NotAnAgentRunError
-    from authpairs.analysis.agent_scores import StackScore as StackScore
-    from authpairs.analysis.agent_scores import StackScores as StackScores
-    from authpairs.analysis.agent_scores import load_agent_score as load_agent_score
-    from authpairs.analysis.agent_scores import run_is_agent as run_is_agent
     from authpairs.analysis.compare import Comparison as Comparison
-    from authpairs.analysis.compare import ComparisonError as ComparisonError
-    from authpairs.analysis.compose import CompositionError as CompositionError
     from authpairs.analysis.compose import CompositionResult as Composition
-    from authpairs.analysis.compose import CompositionResult as CompositionResult
     from authpairs.analysis.compose import Compositions as Compositions
     from authpairs.analysis.compose import ReviewerMatrix as ReviewerMatrix
-    from authpairs.analysis.compose import compose_all as compose_all
-    from authpairs.analysis.compose import ordered_selections as ordered_selections
-    from authpairs.analysis.compose import route_order as route_order
     from authpairs.analysis.contrast import compare_runs as compare_runs
-    from authpairs.analysis.cost import GridSpec as GridSpec
-    from authpairs.analysis.cost import GridSpecError as GridSpecError
-    from authpairs.analysis.cost import break_even_table as break_even_table
-    from authpairs.analysis.cost import condition_from_composition as condition_from_composition
-    from authpairs.analysis.cost import cost_grid as cost_grid
-    from authpairs.analysis.cost import load_grid_spec as load_grid_spec
-    from authpairs.analysis.family import FamilyError as FamilyError
-    from authpairs.analysis.family import load_family as load_family
-    from authpairs.analysis.family import run_family as run_family
-    from authpairs.analysis.gate import DesignatedId as DesignatedId
-    from authpairs.analysis.gate import GateInputError as GateInputError
+    from authpairs.analysis.gate import DesignatedId
     from authpairs.analysis.gate import GateResult as GateResult
-    from authpairs.analysis.gate import read_case_ids as read_case_ids
-    from authpairs.analysis.gate import run_gate as run_gate
-    from authpairs.analysis.runref import RunNotFoundError as RunNotFoundError
-    from authpairs.analysis.runref import UnverifiedRun as UnverifiedRun
-    from authpairs.analysis.runref import UnverifiedRunError as UnverifiedRunError
-    from authpairs.analysis.runref import check_verified as check_verified
-    from authpairs.analysis.runref import load_run as load_run
-    from authpairs.analysis.runref import load_run_checked as load_run_checked
     from authpairs.analysis.runref import unverified_allowed as unverified_allowed
     from authpairs.analysis.scoring import Score as Score
     from authpairs.analysis.scoring import Scores as Scores
-    from authpairs.analysis.scoring import Tally as Tally
-    from authpairs.analysis.scoring import score_by as score_by
-    from authpairs.analysis.scoring import score_records as score_records
-    from authpairs.analysis.scoring import unknown_group_attributes as unknown_group_attributes
-    from authpairs.analysis.study import StudyCell as StudyCell
-    from authpairs.analysis.study import StudyPlanError as StudyPlanError
-    from authpairs.analysis.study import load_plan as load_plan
-    from authpairs.analysis.study import run_study as run_study
     from authpairs.cases.dataset import Dataset as Dataset
-    from authpairs.cases.dataset import DatasetError as DatasetError
-    from authpairs.cases.hf import ExportError as ExportError
-    from authpairs.cases.hf import export_hf as export_hf
-    from authpairs.cases.models import PublicCase as PublicCase
-    from authpairs.enforce.samples import generated_descriptors as generated_descriptors
-    from authpairs.enforce.selftest import audit_effects as audit_effects
-    from authpairs.review.guardrails.cards import read_card as read_card
-    from authpairs.review.guardrails.registry import GUARDRAILS as GUARDRAILS
-    from authpairs.review.guardrails.registry import option_overrides as option_overrides
-    from authpairs.review.interfaces import INTERFACES as INTERFACES
-    from authpairs.review.interfaces import get_interface as get_interface
     from authpairs.review.reviewers import Reviewer as Reviewer
-    from authpairs.review.templates import render as render_template
-    from authpairs.runs.api import open_run_cases as open_run_cases
-    from authpairs.runs.audit import verify_chain as verify_chain
-    from authpairs.runs.completeness import Completeness as Completeness
-    from authpairs.runs.completeness import completeness as completeness
     from authpairs.runs.config import RunConfig as RunConfig
-    from authpairs.runs.config import config_from_dict as config_from_dict
-    from authpairs.runs.config import load_config as load_config
-    from authpairs.runs.main_job import cli_base_config as cli_base_config
-    from authpairs.runs.orchestrator import RunProgress as RunProgress
     from authpairs.runs.progress import ProgressDisplay as ProgressDisplay
     from authpairs.runs.records import CaseRecord as CaseRecord
     from authpairs.runs.store import RecordStore as RecordStore
-    from authpairs.runs.store import RecordStoreError as RecordStoreError
-    from authpairs.tracks.language.annotate import AnnotationError as AnnotationError
-    from authpairs.tracks.language.annotate import export_sheets as export_sheets
-    from authpairs.tracks.language.annotate import read_answers as read_answers
-    from authpairs.tracks.language.annotate import read_key as read_key
-    from authpairs.tracks.language.annotate import score_answers as score_answers
-    from authpairs.tracks.language.baseline import classifier_baseline as classifier_baseline
-    from authpairs.tracks.language.cases import load_language_dataset as load_language_dataset
-    from authpairs.tracks.language.checks import check_language as check_language
-    from authpairs.tracks.language.loader import ScenarioError as ScenarioError
-    from authpairs.tracks.language.skeleton import write_skeleton as write_skeleton
-    from authpairs.tracks.language.stats import counts_markdown as counts_markdown
-    from authpairs.tracks.native.build import build_native as build_native
-    from authpairs.tracks.native.byo import import_cedar as import_cedar
-    from authpairs.tracks.native.byo import import_openfga as import_openfga
-    from authpairs.tracks.native.errors import NativeImportError as NativeImportError
-    from authpairs.tracks.native.fetch import check_tree as check_sources
-    from authpairs.tracks.native.fetch import fetch_sources as fetch_sources
-    from authpairs.tracks.native.sources import default_sources as default_sources
-    from authpairs.tracks.native.split import DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION
-    from authpairs.tracks.native.split import DEFAULT_SEED as NATIVE_SPLIT_SEED
-    from authpairs.tracks.native.stats import summary_markdown as summary_markdown
-    from authpairs.tracks.native.verify import verify_native as verify_native
-    from authpairs.tracks.registry import resolve_dataset as resolve_dataset
+
+_TYPES = {
+    "AgentComparison": "authpairs.analysis.agent_compare",
+    "AgentRunResult": "authpairs.agent.run",
+    "AgentRunScore": "authpairs.analysis.agent_scores",
+    "CaseRecord": "authpairs.runs.records",
+    "Comparison": "authpairs.analysis.compare",
+    "Composition": "authpairs.analysis.compose:CompositionResult",
+    "Compositions": "authpairs.analysis.compose",
+    "Dataset": "authpairs.cases.dataset",
+    "GateResult": "authpairs.analysis.gate",
+    "ProgressDisplay": "authpairs.runs.progress",
+    "RecordStore": "authpairs.runs.store",
+    "Reviewer": "authpairs.review.reviewers",
+    "ReviewerMatrix": "authpairs.analysis.compose",
+    "RunConfig": "authpairs.runs.config",
+    "Score": "authpairs.analysis.scoring",
+    "Scores": "authpairs.analysis.scoring",
+    "Trajectory": "authpairs.agent.trajectory",
+    "compare_runs": "authpairs.analysis.contrast",
+    "unverified_allowed": "authpairs.analysis.runref",
+}
+"""The documented names that live in other modules: name -> ``module`` or ``module:name``."""
 
 __all__ = [
     "DEFAULT_DRAWS",
     "DEFAULT_RECORDS",
     "DEFAULT_SEED",
-    "GUARDRAILS",
-    "INTERFACES",
-    "NATIVE_DEV_FRACTION",
-    "NATIVE_SPLIT_SEED",
     "AgentComparison",
-    "AgentRunError",
     "AgentRunResult",
     "AgentRunScore",
-    "AnnotationError",
+    "AuthpairsError",
     "CaseRecord",
     "Comparison",
-    "ComparisonError",
-    "Completeness",
     "Composition",
-    "CompositionError",
-    "CompositionResult",
     "Compositions",
     "Dataset",
-    "DatasetError",
-    "DesignatedId",
-    "ExportError",
-    "FamilyError",
-    "GateInputError",
     "GateResult",
-    "GridSpec",
-    "GridSpecError",
-    "NativeImportError",
-    "NotAnAgentRunError",
     "ProgressDisplay",
-    "PublicCase",
     "RecordStore",
-    "RecordStoreError",
     "Records",
     "Reviewer",
     "ReviewerMatrix",
     "RunConfig",
-    "RunNotFoundError",
-    "RunProgress",
     "RunResult",
     "RunSpec",
-    "ScenarioError",
     "Score",
     "Scores",
-    "StackScore",
-    "StackScores",
-    "StudyCell",
-    "StudyPlanError",
-    "Tally",
     "Trajectory",
-    "UnverifiedRun",
-    "UnverifiedRunError",
     "agent_compare",
     "agent_score",
     "as_config",
-    "audit_effects",
-    "audit_run",
-    "break_even_table",
-    "build_native",
-    "check_language",
-    "check_sources",
-    "check_verified",
-    "classifier_baseline",
-    "cli_base_config",
     "compare",
     "compare_runs",
-    "compare_stacks",
-    "completeness",
     "compose",
-    "compose_all",
-    "condition_from_composition",
-    "config_from_dict",
-    "cost_grid",
-    "counts_markdown",
-    "default_sources",
-    "execute_async",
-    "export_hf",
-    "export_sheets",
-    "fetch_sources",
     "gate",
-    "generated_descriptors",
-    "get_interface",
-    "import_cedar",
-    "import_openfga",
-    "load_agent_score",
-    "load_config",
     "load_dataset",
-    "load_family",
-    "load_grid_spec",
-    "load_language_dataset",
-    "load_plan",
-    "load_run",
-    "load_run_checked",
     "open_records",
-    "open_run_cases",
-    "option_overrides",
-    "ordered_selections",
-    "read_answers",
-    "read_card",
-    "read_case_ids",
-    "read_key",
     "records_of",
-    "render_template",
-    "resolve_dataset",
-    "route_order",
     "run",
     "run_agent",
     "run_agent_async",
     "run_async",
-    "run_family",
-    "run_gate",
-    "run_is_agent",
-    "run_study",
     "score",
-    "score_answers",
-    "score_by",
-    "score_records",
-    "serve_mcp",
-    "summary_markdown",
-    "unknown_group_attributes",
     "unverified_allowed",
-    "verify_chain",
-    "verify_native",
-    "write_skeleton",
 ]
 
 RunSpec: TypeAlias = "RunConfig | Mapping[str, Any] | str | Path"
@@ -560,92 +408,11 @@ def agent_compare(before: str, after: str, *, draws: int = DEFAULT_DRAWS,
                           load_agent_score(after, default_records), draws=draws, seed=seed)
 
 
-# -- the commands' own steps -----------------------------------------------------------------
-async def execute_async(config: RunConfig, *, progress: bool | ProgressDisplay = True
-                        ) -> RunProgress:
-    """Run (or resume) ``config`` and return what this invocation did: cases reviewed now,
-    already recorded, recorded or claimed by another process, infrastructure failures and their
-    causes. :func:`run_async` adds the records and scores."""
-    from authpairs.runs.api import run_async as run_and_record
-
-    return await run_and_record(config, progress=progress)
-
-
-# -- building blocks of the commands, loaded on first use ------------------------------------
-_BUILDING_BLOCKS: dict[str, tuple[str, str]] = {
-    alias: (module, name or alias) for module, names in {
-        "authpairs.agent.run": ["AgentRunResult"],
-        "authpairs.agent.audit": ["audit_run"],
-        "authpairs.agent.serve": ["serve_mcp=serve"],
-        "authpairs.agent.trajectory": ["Trajectory"],
-        "authpairs.analysis.agent_calls": ["AgentRunError"],
-        "authpairs.analysis.agent_compare": ["AgentComparison", "compare_stacks"],
-        "authpairs.analysis.agent_scores": ["AgentRunScore", "NotAnAgentRunError",
-                                            "StackScore", "StackScores", "load_agent_score",
-                                            "run_is_agent"],
-        "authpairs.analysis.compare": ["Comparison", "ComparisonError"],
-        "authpairs.analysis.compose": ["Composition=CompositionResult", "CompositionError",
-                                       "CompositionResult", "Compositions", "ReviewerMatrix",
-                                       "compose_all", "ordered_selections", "route_order"],
-        "authpairs.analysis.contrast": ["compare_runs"],
-        "authpairs.analysis.cost": ["GridSpec", "GridSpecError", "break_even_table",
-                                    "condition_from_composition", "cost_grid", "load_grid_spec"],
-        "authpairs.analysis.family": ["FamilyError", "load_family", "run_family"],
-        "authpairs.analysis.gate": ["DesignatedId", "GateInputError", "GateResult",
-                                    "read_case_ids", "run_gate"],
-        "authpairs.analysis.runref": ["RunNotFoundError", "UnverifiedRun", "UnverifiedRunError",
-                                      "check_verified", "load_run", "load_run_checked",
-                                      "unverified_allowed"],
-        "authpairs.analysis.scoring": ["Score", "Scores", "Tally", "score_by", "score_records",
-                                       "unknown_group_attributes"],
-        "authpairs.analysis.study": ["StudyCell", "StudyPlanError", "load_plan", "run_study"],
-        "authpairs.cases.dataset": ["Dataset", "DatasetError"],
-        "authpairs.cases.hf": ["ExportError", "export_hf"],
-        "authpairs.cases.models": ["PublicCase"],
-        "authpairs.enforce.samples": ["generated_descriptors"],
-        "authpairs.enforce.selftest": ["audit_effects"],
-        "authpairs.review.guardrails.cards": ["read_card"],
-        "authpairs.review.guardrails.registry": ["GUARDRAILS", "option_overrides"],
-        "authpairs.review.interfaces": ["INTERFACES", "get_interface"],
-        "authpairs.review.reviewers": ["Reviewer"],
-        "authpairs.review.templates": ["render_template=render"],
-        "authpairs.runs.api": ["open_run_cases"],
-        "authpairs.runs.audit": ["verify_chain"],
-        "authpairs.runs.completeness": ["Completeness", "completeness"],
-        "authpairs.runs.config": ["RunConfig", "config_from_dict", "load_config"],
-        "authpairs.runs.main_job": ["cli_base_config"],
-        "authpairs.runs.orchestrator": ["RunProgress"],
-        "authpairs.runs.progress": ["ProgressDisplay"],
-        "authpairs.runs.records": ["CaseRecord"],
-        "authpairs.runs.store": ["RecordStore", "RecordStoreError"],
-        "authpairs.tracks.language.annotate": ["AnnotationError", "export_sheets",
-                                               "read_answers", "read_key", "score_answers"],
-        "authpairs.tracks.language.baseline": ["classifier_baseline"],
-        "authpairs.tracks.language.cases": ["load_language_dataset"],
-        "authpairs.tracks.language.checks": ["check_language"],
-        "authpairs.tracks.language.loader": ["ScenarioError"],
-        "authpairs.tracks.language.skeleton": ["write_skeleton"],
-        "authpairs.tracks.language.stats": ["counts_markdown"],
-        "authpairs.tracks.native.build": ["build_native"],
-        "authpairs.tracks.native.byo": ["import_cedar", "import_openfga"],
-        "authpairs.tracks.native.errors": ["NativeImportError"],
-        "authpairs.tracks.native.fetch": ["check_sources=check_tree", "fetch_sources"],
-        "authpairs.tracks.native.sources": ["default_sources"],
-        "authpairs.tracks.native.split": ["NATIVE_DEV_FRACTION=DEFAULT_DEV_FRACTION",
-                                          "NATIVE_SPLIT_SEED=DEFAULT_SEED"],
-        "authpairs.tracks.native.stats": ["summary_markdown"],
-        "authpairs.tracks.native.verify": ["verify_native"],
-        "authpairs.tracks.registry": ["resolve_dataset"],
-    }.items() for alias, _, name in (entry.partition("=") for entry in names)
-}
-"""Name here -> (module, name there) of each building block the commands use."""
-
-
 def __getattr__(name: str) -> Any:
-    """Load a building block from its module on first use (then it is a plain global)."""
-    if name in _BUILDING_BLOCKS:
-        module, attribute = _BUILDING_BLOCKS[name]
-        value = getattr(importlib.import_module(module), attribute)
+    """Load a documented type from its module on first use (then it is a plain global)."""
+    if name in _TYPES:
+        module, _, attribute = _TYPES[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'authpairs.api' has no attribute {name!r}")

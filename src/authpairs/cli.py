@@ -2,9 +2,10 @@
 
 Command groups live in :mod:`authpairs.commands`; every module there exposes
 ``register(app, data_app)`` and is discovered automatically, so adding a command group never
-means editing this file. A command module imports, at its top, only typer, rich and
-:mod:`authpairs.api` (which loads nothing until used), and everything else inside the command
-function, so that starting the CLI for one command never loads the libraries of the others.
+means editing this file. A command module imports, at its top, only typer, rich and modules
+that import nothing heavy (the error family, the console, the defaults), and what it runs inside
+the command function, from the module where it lives, so that starting the CLI for one command
+never loads the libraries of the others.
 
 Every expected error (:class:`~authpairs.errors.AuthpairsError`: a bad dataset, configuration or
 records file, a backend error, a replay miss) is printed as one ``error:`` line naming the file,

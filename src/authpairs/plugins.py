@@ -61,62 +61,33 @@ if TYPE_CHECKING:
     from authpairs.review.reviewers import Reviewer
     from authpairs.tracks.registry import TRACKS, TrackLoader
 
-_EXPORTS: dict[str, str] = {
-    # registries
-    "INTERFACES": "authpairs.review.interfaces",
-    "GUARDRAILS": "authpairs.review.guardrails.registry",
-    "BACKEND_KINDS": "authpairs.backends.config",
-    "EFFECT_TYPES": "authpairs.cases.effect_types",
-    "EFFECT_IMPLEMENTATIONS": "authpairs.enforce.implementations",
-    "TRACKS": "authpairs.tracks.registry",
-    "Registry": "authpairs.registry",
-    "Entry": "authpairs.registry",
-    "load_object": "authpairs.registry",
-    # review interfaces and guardrails
-    "ReviewInterface": "authpairs.review.interfaces",
-    "NativeInterface": "authpairs.review.guardrails.native",
-    "GuardrailFactory": "authpairs.review.guardrails.registry",
-    "Reviewer": "authpairs.review.reviewers",
-    "ReviewOutcome": "authpairs.review.outcome",
-    "Decision": "authpairs.review.outcome",
-    "ReasonCode": "authpairs.review.outcome",
-    # backends
-    "Backend": "authpairs.backends.base",
-    "BackendConfigBase": "authpairs.backends.config",
-    "SamplingConfig": "authpairs.backends.config",
-    "ChatRequest": "authpairs.backends.base",
-    "ChatResponse": "authpairs.backends.base",
-    # cases, effect types and tracks
-    **{name: "authpairs.cases.models" for name in (
-        "Case", "PublicCase", "Request", "Policy", "Evidence", "EvidenceDocument",
-        "EffectDescriptor", "Reference", "Label", "Source")},
-    "Dataset": "authpairs.cases.dataset",
-    "TrackLoader": "authpairs.tracks.registry",
-    "EffectParams": "authpairs.cases.effect_params",
-    "Identifier": "authpairs.cases.effect_params",
-    "EffectType": "authpairs.cases.effect_types",
-    "EffectImplementation": "authpairs.enforce.implementations",
-    # executing and verifying effects
-    "ExecContext": "authpairs.enforce.execute.context",
-    "Verifier": "authpairs.enforce.verify.base",
-    "Judgement": "authpairs.enforce.verify.base",
-    "ResourceKey": "authpairs.enforce.verify.base",
-    "mismatch": "authpairs.enforce.verify.base",
-    "ReadChannel": "authpairs.enforce.verify.channel",
-    # errors
-    "AuthpairsError": "authpairs.errors",
-    "BackendError": "authpairs.errors",
-    "ConfigError": "authpairs.errors",
-    "DataError": "authpairs.errors",
-    "EnforcementError": "authpairs.errors",
-    "MissingDependencyError": "authpairs.errors",
-    "ReviewerError": "authpairs.errors",
-    "TransportError": "authpairs.errors",
-    "RegistryError": "authpairs.registry",
-    "DescriptorError": "authpairs.cases.effect_params",
-    "ExecutionError": "authpairs.enforce.execute.context",
-    "ObservationError": "authpairs.enforce.verify.channel",
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "authpairs.backends.base": ("Backend", "ChatRequest", "ChatResponse"),
+    "authpairs.backends.config": ("BACKEND_KINDS", "BackendConfigBase", "SamplingConfig"),
+    "authpairs.cases.dataset": ("Dataset",),
+    "authpairs.cases.effect_params": ("DescriptorError", "EffectParams", "Identifier"),
+    "authpairs.cases.effect_types": ("EFFECT_TYPES", "EffectType"),
+    "authpairs.cases.models": (
+        "Case", "EffectDescriptor", "Evidence", "EvidenceDocument", "Label", "Policy",
+        "PublicCase", "Reference", "Request", "Source"),
+    "authpairs.enforce.execute.context": ("ExecContext", "ExecutionError"),
+    "authpairs.enforce.implementations": ("EFFECT_IMPLEMENTATIONS", "EffectImplementation"),
+    "authpairs.enforce.verify.base": ("Judgement", "mismatch", "ResourceKey", "Verifier"),
+    "authpairs.enforce.verify.channel": ("ObservationError", "ReadChannel"),
+    "authpairs.errors": (
+        "AuthpairsError", "BackendError", "ConfigError", "DataError", "EnforcementError",
+        "MissingDependencyError", "ReviewerError", "TransportError"),
+    "authpairs.registry": ("Entry", "load_object", "Registry", "RegistryError"),
+    "authpairs.review.guardrails.native": ("NativeInterface",),
+    "authpairs.review.guardrails.registry": ("GuardrailFactory", "GUARDRAILS"),
+    "authpairs.review.interfaces": ("INTERFACES", "ReviewInterface"),
+    "authpairs.review.outcome": ("Decision", "ReasonCode", "ReviewOutcome"),
+    "authpairs.review.reviewers": ("Reviewer",),
+    "authpairs.tracks.registry": ("TrackLoader", "TRACKS"),
 }
+"""Each module of the package -> the names it exports here (the imports above, for type
+checkers); a name loads with its module on first use."""
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "BACKEND_KINDS",
@@ -184,8 +155,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Load an exported name from its module on first use (then it is a plain global)."""
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(_MODULE_OF[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'authpairs.plugins' has no attribute {name!r}")

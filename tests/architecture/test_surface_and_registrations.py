@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import authpairs
+import authpairs.api
 import authpairs.plugins
 from authpairs.registry import Entry, Registry
 
@@ -201,7 +203,7 @@ def test_plugins_exports_resolve() -> None:
     for name in authpairs.plugins.__all__:
         assert getattr(authpairs.plugins, name) is not None, name
     assert set(authpairs.plugins.__all__) == (
-        set(authpairs.plugins._EXPORTS) | {n for n in dir(authpairs.plugins)
+        set(authpairs.plugins._MODULE_OF) | {n for n in dir(authpairs.plugins)
                                            if n.startswith("register_")})
     with pytest.raises(AttributeError):
         _ = authpairs.plugins.RecordStore  # type: ignore[attr-defined]
@@ -211,29 +213,27 @@ def test_plugins_sits_at_the_public_layer() -> None:
     """The public module is a layer of the contract, above every package it re-exports."""
     own = layer_of("authpairs.plugins")
     assert own is not None and own == layer_of("authpairs.api")
-    for module in set(authpairs.plugins._EXPORTS.values()):
+    for module in authpairs.plugins._EXPORTS:
         below = layer_of(module)
         assert below is not None and below > own, module
 
 
-def test_api_building_blocks_resolve() -> None:
-    """Every name the CLI takes from authpairs.api loads, and __all__ lists exactly them."""
+def test_the_api_surface_resolves() -> None:
+    """Every documented name of authpairs.api loads (a type from the module that defines it),
+    ``import authpairs`` offers the same names, and an unknown name is an AttributeError."""
     import authpairs.api as api
 
     for name in api.__all__:
         assert getattr(api, name) is not None, name
-    assert set(api._BUILDING_BLOCKS) <= set(api.__all__)
+    for name, target in api._TYPES.items():
+        module, _, attribute = target.partition(":")
+        assert getattr(api, name) is getattr(importlib.import_module(module), attribute or name)
+    assert set(api._TYPES) <= set(api.__all__)
+    assert authpairs.api.__all__ == [n for n in authpairs.__all__ if n != "__version__"]
+    assert {name: getattr(authpairs, name) for name in api.__all__} == {
+        name: getattr(api, name) for name in api.__all__}
     with pytest.raises(AttributeError):
-        _ = api.no_such_block  # type: ignore[attr-defined]
-
-
-def test_the_cli_contract_forbids_reaching_past_the_api() -> None:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
-                    if "authpairs.commands" in c.get("source_modules", []))
-    assert contract["type"] == "forbidden"
-    assert {"authpairs.runs", "authpairs.analysis", "authpairs.tracks"} <= set(
-        contract["forbidden_modules"])
+        _ = api.no_such_name  # type: ignore[attr-defined]
 
 
 def test_register_functions_record_the_plugin_as_registrant(monkeypatch: pytest.MonkeyPatch

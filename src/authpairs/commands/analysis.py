@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
+from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.api import Completeness
+    from authpairs.runs.completeness import Completeness
 
 # The analysis itself (numpy, scipy) is imported inside each command, so that registering these
 # commands costs nothing for the others.
@@ -72,7 +72,8 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
     """``authpairs score`` of agent runs: each run's stack table (agent declined, guardrail
     blocked, unavailable, executed), then one per ``--by`` attribute; ``--out`` gets the JSON
     and CSV files (in a folder per run when several are given)."""
-    from authpairs.api import load_agent_score, unknown_group_attributes
+    from authpairs.analysis.agent_scores import load_agent_score
+    from authpairs.analysis.scoring import unknown_group_attributes
     from authpairs.report.agent_tables import print_agent_score, write_agent_score
 
     for address in run_ids:
@@ -92,7 +93,7 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
 
 def agent_runs(addresses: list[str], records: Path) -> list[bool]:
     """Whether each addressed run is an agent run (reads the run headers only)."""
-    from authpairs.api import run_is_agent
+    from authpairs.analysis.agent_scores import run_is_agent
 
     return [run_is_agent(address, records) for address in addresses]
 
@@ -140,7 +141,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
-        from authpairs.api import ComparisonError, RunNotFoundError, compare_runs, load_run_checked
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.contrast import compare_runs
+        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
         from authpairs.report.analysis_tables import print_breakdown, print_contrast
         from authpairs.report.files import write_csv, write_json
 
@@ -191,14 +194,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
-        from authpairs.api import (
-            ComparisonError,
-            RunNotFoundError,
-            StudyCell,
-            StudyPlanError,
-            load_plan,
-            run_study,
-        )
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.runref import RunNotFoundError
+        from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
         from authpairs.errors import ConfigError
         from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
@@ -234,13 +232,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
-        from authpairs.api import (
-            ComparisonError,
-            FamilyError,
-            RunNotFoundError,
-            load_family,
-            run_family,
-        )
+        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.family import FamilyError, load_family, run_family
+        from authpairs.analysis.runref import RunNotFoundError
         from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
 
@@ -276,20 +270,21 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """All-must-allow replay of every ordered selection of reviewer runs, with costs."""
-        from authpairs.api import (
+        from authpairs.analysis.compose import (
             CompositionError,
-            GridSpec,
-            GridSpecError,
-            RunNotFoundError,
-            break_even_table,
             compose_all,
-            condition_from_composition,
-            cost_grid,
-            load_grid_spec,
-            load_run,
             ordered_selections,
             route_order,
         )
+        from authpairs.analysis.cost import (
+            GridSpec,
+            GridSpecError,
+            break_even_table,
+            condition_from_composition,
+            cost_grid,
+            load_grid_spec,
+        )
+        from authpairs.analysis.runref import RunNotFoundError, load_run
         from authpairs.report.analysis_tables import (
             print_break_even,
             print_compositions,
@@ -363,13 +358,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
-        from authpairs.api import (
-            GateInputError,
-            RunNotFoundError,
-            load_run_checked,
-            read_case_ids,
-            run_gate,
-        )
+        from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
+        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
         from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):

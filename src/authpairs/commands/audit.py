@@ -5,7 +5,7 @@ an input error themselves.
 
 Also ``--allow-unverified`` for the commands that decide on records (score, compare, study,
 contrasts, compose, gate, report): every run they load is checked against its SHA-256 chain
-where runs are loaded (``authpairs.api.check_verified``), and a run that fails is refused with
+where runs are loaded (``runref.check_verified``), and a run that fails is refused with
 the run, the file and the first failing record named. :func:`checks_records` wraps such a
 command so that, given ``--allow-unverified``, the run is used instead: a warning naming it is
 printed when it is loaded and again after the command's output, and every JSON/CSV file (and the
@@ -27,7 +27,7 @@ from authpairs.errors import RecordsError
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.api import UnverifiedRun
+    from authpairs.analysis.runref import UnverifiedRun
 
 console = make_console()
 
@@ -68,7 +68,7 @@ def checks_records(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from authpairs.api import unverified_allowed
+        from authpairs.analysis.runref import unverified_allowed
 
         with unverified_allowed(bool(kwargs.get("allow_unverified")), notify=_warn) as seen:
             try:
@@ -115,7 +115,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Audit a stored run (see the command help)."""
-        from authpairs.api import RecordStore, audit_run, completeness, resolve_dataset
+        from authpairs.agent.audit import audit_run
+        from authpairs.runs.completeness import completeness
+        from authpairs.runs.store import RecordStore
+        from authpairs.tracks.registry import resolve_dataset
 
         with RecordStore(records, readonly=True) as store:
             info = store.get_run(run_id)

@@ -13,7 +13,8 @@ import typer
 from authpairs.commands.audit import DATA_CHECK_HINT, input_error
 
 if TYPE_CHECKING:
-    from authpairs.api import Dataset, PublicCase
+    from authpairs.cases.dataset import Dataset
+    from authpairs.cases.models import PublicCase
 
 annotate_app = typer.Typer(help="Blind annotation sheets and their scoring (paper §3.2).",
                            no_args_is_help=True)
@@ -29,7 +30,7 @@ def new_scenario(
 ) -> None:
     """Write a commented scenario skeleton; fill in every TODO, then run
     'authpairs data check --root OUT'."""
-    from authpairs.api import write_skeleton
+    from authpairs.tracks.language.skeleton import write_skeleton
 
     try:
         path = write_skeleton(out, domain, family, slug)
@@ -39,7 +40,8 @@ def new_scenario(
 
 
 def _dataset(root: Path | None) -> Dataset:
-    from authpairs.api import ScenarioError, load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.loader import ScenarioError
 
     try:
         return load_language_dataset(root=root)
@@ -49,7 +51,7 @@ def _dataset(root: Path | None) -> Dataset:
 
 def render_public(case: PublicCase) -> str:
     """A public case as the reviewer models see it (the packaged case template)."""
-    from authpairs.api import render_template as render
+    from authpairs.review.templates import render
 
     return render("case.j2", **case.model_dump(mode="python"))
 
@@ -66,7 +68,7 @@ def annotate_export(
 ) -> None:
     """Write blind annotation sheets: the public view of every context, shuffled, numbered
     item-1..N (no case ids, labels or scenario names), and a blank answers.csv."""
-    from authpairs.api import AnnotationError, export_sheets
+    from authpairs.tracks.language.annotate import AnnotationError, export_sheets
 
     key_path = key or out.with_name(out.name + ".key.json")
     try:
@@ -88,7 +90,12 @@ def annotate_score(
 ) -> None:
     """Agreement with the reference labels, Fleiss' kappa, unanimity and the disagreements to
     adjudicate."""
-    from authpairs.api import AnnotationError, read_answers, read_key, score_answers
+    from authpairs.tracks.language.annotate import (
+        AnnotationError,
+        read_answers,
+        read_key,
+        score_answers,
+    )
 
     try:
         item_key = read_key(key)

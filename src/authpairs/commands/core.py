@@ -16,7 +16,10 @@ from authpairs.errors import DataError, RecordsError
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
-    from authpairs.api import CaseRecord, RunConfig, RunProgress, Score
+    from authpairs.analysis.scoring import Score
+    from authpairs.runs.config import RunConfig
+    from authpairs.runs.orchestrator import RunProgress
+    from authpairs.runs.records import CaseRecord
 
 # Everything else is imported inside the command that needs it: registering the commands (and
 # so every 'authpairs' call, '--help' included) must not pay for what other commands load.
@@ -45,7 +48,8 @@ def build_config(config_file: Path | None, overrides: dict[str, Any],
                  backend: str | None = None, dataset: str | None = None,
                  guardrail: str | None = None) -> RunConfig:
     """The run configuration from a YAML file, or else the main job's, plus overrides."""
-    from authpairs.api import cli_base_config, config_from_dict, load_config
+    from authpairs.runs.config import config_from_dict, load_config
+    from authpairs.runs.main_job import cli_base_config
 
     if config_file is not None:
         return load_config(config_file, overrides)
@@ -59,12 +63,15 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
     whether the run is complete.
 
     The header line states ``n recorded of N expected`` and lists missing case ids. A run whose
-    record chain is broken is refused (``authpairs.api.check_verified``) unless unverified runs
+    record chain is broken is refused (``runref.check_verified``) unless unverified runs
     are allowed; then a warning is printed and the written scores name it. ``written``: the
     chain this process just wrote (``RunProgress.written_chain``; see ``check_verified``).
     """
-    from authpairs.api import RecordStore, Tally, check_verified, completeness
+    from authpairs.analysis.runref import check_verified
+    from authpairs.analysis.scoring import Tally
     from authpairs.report.tables import print_scores, write_scores
+    from authpairs.runs.completeness import completeness
+    from authpairs.runs.store import RecordStore
 
     tally = Tally(by)  # one pass over the records (the chain check's), none of them kept
     recorded: list[str] = []
@@ -111,7 +118,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
 def check_by(by: list[str], present: set[str], cases: str = "recorded case") -> None:
     """Refuse a ``--by`` attribute no record (or, before a run, no ``cases``) has: a typo
     would group every case as "(none)"."""
-    from authpairs.api import unknown_group_attributes
+    from authpairs.analysis.scoring import unknown_group_attributes
 
     unknown, usable = unknown_group_attributes(by, present)
     if unknown:
@@ -125,7 +132,7 @@ def check_run_by(by: list[str], config: RunConfig) -> None:
     attributes are those of the cases the run selects (a case record copies its case's)."""
     if not by:
         return
-    from authpairs.api import open_run_cases
+    from authpairs.runs.api import open_run_cases
 
     present = {name for case in open_run_cases(config) for name in case.attributes}
     check_by(by, present, "case of the run")
@@ -161,11 +168,13 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
                ) -> bool:
     """Print (and optionally write) the multi-run table, then any per-attribute tables;
     returns True when every run is complete."""
-    from authpairs.api import RunNotFoundError, completeness, score_by
+    from authpairs.analysis.runref import RunNotFoundError
+    from authpairs.analysis.scoring import score_by
     from authpairs.report.files import write_csv, write_json
     from authpairs.report.measures import run_rows
     from authpairs.report.runset import ReportInputError, load_report_runs
     from authpairs.report.tables import print_runs, print_scores, write_scores
+    from authpairs.runs.completeness import completeness
 
     try:
         runs = load_report_runs(addresses, records_path)
@@ -317,13 +326,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
             "preflight": preflight,
             "records": str(records) if records else None})
-        from authpairs.api import option_overrides
+        from authpairs.review.guardrails.registry import option_overrides
 
         overrides.update(option_overrides(guardrail_option or []))
         import asyncio
 
-        from authpairs.api import execute_async
         from authpairs.report.hints import unavailable_hint
+        from authpairs.runs.api import run_async
 
         config = build_config(config_file, overrides, backend, dataset, guardrail)
         if agent is not None or config.agent is not None:
@@ -337,7 +346,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             raise typer.BadParameter("--agent-model names the model of --agent URL: give "
                                      "--agent too.", param_hint="--agent-model")
         check_run_by(by or [], config)
-        state = asyncio.run(execute_async(config, progress=not quiet))
+        state = asyncio.run(run_async(config, progress=not quiet))
         print_run_summary(state)
         if state.stopped and not state.already_done + state.completed_now:
             raise typer.Exit(code=3)  # nothing recorded: no scores to show
@@ -395,9 +404,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
         """List the runs in a records file: reviewer, dataset, cases recorded of expected, date."""
-        from authpairs.api import RecordStore
         from authpairs.report.run_list import describe_run, runs_table
         from authpairs.report.tables import print_table
+        from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:
             rows = [describe_run(info, len(store.done_case_ids(info.run_id)))
@@ -414,8 +423,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         records: RecordsOpt = DEFAULT_RECORDS,
     ) -> None:
         """Export a run's records (with every attempt) to JSONL."""
-        from authpairs.api import RecordStore, completeness
         from authpairs.report.jsonl import export_jsonl
+        from authpairs.runs.completeness import completeness
+        from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:
             info = store.get_run(run_id)
@@ -437,7 +447,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         Message contents are written byte for byte (never re-wrapped), so piping to a file
         gives the exact prompt; the input hash covers the messages and the response format.
         """
-        from authpairs.api import get_interface, resolve_dataset
+        from authpairs.review.interfaces import get_interface
+        from authpairs.tracks.registry import resolve_dataset
 
         cases = resolve_dataset(dataset).by_id()
         if case_id not in cases:

@@ -36,7 +36,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         (--epochs N) becomes a run of its own, RUN_ID-e1 .. RUN_ID-eN (RUN_ID for one epoch),
         with the expected cases and a configuration that 'authpairs audit' verifies.
         """
-        from authpairs.api import DatasetError, RecordStoreError
+        from authpairs.cases.dataset import DatasetError
+        from authpairs.runs.store import RecordStoreError
 
         try:
             from authpairs.integrations.inspect_import import (
@@ -72,7 +73,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
-        from authpairs.api import DatasetError, ExportError, export_hf, resolve_dataset
+        from authpairs.cases.dataset import DatasetError
+        from authpairs.cases.hf import ExportError, export_hf
+        from authpairs.tracks.registry import resolve_dataset
 
         try:
             counts = export_hf(resolve_dataset(dataset), out, force=force)

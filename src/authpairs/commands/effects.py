@@ -23,12 +23,14 @@ def effects_check(
 ) -> None:
     """Execute every language-track effect as ALLOW and as BLOCK in a throwaway sandbox and
     check that ALLOW is executed and verified, BLOCK changes nothing, and every audit passes."""
-    from authpairs.api import audit_effects, generated_descriptors
+    from authpairs.enforce.samples import generated_descriptors
+    from authpairs.enforce.selftest import audit_effects
 
     if generated:
         pairs = generated_descriptors()
     else:
-        from authpairs.api import ScenarioError, load_language_dataset
+        from authpairs.tracks.language.cases import load_language_dataset
+        from authpairs.tracks.language.loader import ScenarioError
 
         try:
             dataset = load_language_dataset(root=root)

@@ -28,7 +28,8 @@ class ReviewerListing:
 
 def list_reviewers() -> list[ReviewerListing]:
     """Interfaces, guardrails and baselines; a plugin that fails to load is listed with why."""
-    from authpairs.api import GUARDRAILS, INTERFACES
+    from authpairs.review.guardrails.registry import GUARDRAILS
+    from authpairs.review.interfaces import INTERFACES
 
     rows: list[ReviewerListing] = []
     for registry, kind, use in ((INTERFACES, "interface", "--interface"),
@@ -54,7 +55,7 @@ def guardrails(
 ) -> None:
     """List every reviewer: interfaces, guardrails (built-in and plugins) and baselines."""
     if card is not None:
-        from authpairs.api import read_card
+        from authpairs.review.guardrails.cards import read_card
 
         typer.echo(read_card(card), nl=False)
         return

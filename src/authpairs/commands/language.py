@@ -35,7 +35,7 @@ def check(
     """Validate the language scenarios: format, quotes, evaluators, defined counts, giveaways.
 
     Exits 1 on any error; every error names the file, scenario, context and field."""
-    from authpairs.api import check_language
+    from authpairs.tracks.language.checks import check_language
 
     console = Console()
     report = check_language(root, distribution=distribution)
@@ -87,7 +87,8 @@ def build_language(
              "--root folder's name).")] = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
-    from authpairs.api import ScenarioError, load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.loader import ScenarioError
 
     try:
         dataset = load_language_dataset(split, root=root, name=name)
@@ -103,7 +104,8 @@ def language_stats(
     = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
-    from authpairs.api import counts_markdown, load_language_dataset
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.stats import counts_markdown
 
     typer.echo(counts_markdown(load_language_dataset(split, root=root)))
 
@@ -114,8 +116,9 @@ def baseline_classifier(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
-    from authpairs.api import classifier_baseline, load_language_dataset
     from authpairs.errors import MissingDependencyError
+    from authpairs.tracks.language.baseline import classifier_baseline
+    from authpairs.tracks.language.cases import load_language_dataset
 
     try:
         result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 if TYPE_CHECKING:
-    from authpairs.api import RunConfig, Trajectory
+    from authpairs.agent.trajectory import Trajectory
+    from authpairs.runs.config import RunConfig
 
 SERVE_HELP = (
     "Serve cases to an agent over MCP: the effect types as tools, each case's request, policy "
@@ -70,8 +71,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         import asyncio
         import sys
 
-        from authpairs.api import option_overrides, serve_mcp
+        from authpairs.agent.serve import serve as serve_mcp
         from authpairs.commands.core import _overrides, build_config
+        from authpairs.review.guardrails.registry import option_overrides
 
         if transport not in ("stdio", "http"):
             raise typer.BadParameter("stdio or http", param_hint="--transport")

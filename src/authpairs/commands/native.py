@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from authpairs.api import NativeImportError
 from authpairs.commands.audit import input_error
+from authpairs.tracks.native.errors import NativeImportError
 
 SourcesOpt = Annotated[Path | None, typer.Option(
     "--sources", help="Sources folder (default: $AUTHPAIRS_SOURCES, ../shared/sources, or where "
@@ -48,7 +48,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         Every file is checked against the SHA-256 manifest shipped with authpairs; a
         PROVENANCE.md records where and when the files came from.
         """
-        from authpairs.api import check_sources, default_sources, fetch_sources
+        from authpairs.tracks.native.fetch import check_tree as check_sources
+        from authpairs.tracks.native.fetch import fetch_sources
+        from authpairs.tracks.native.sources import default_sources
 
         if check:
             folder = dest if dest is not None else default_sources()
@@ -81,7 +83,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--report", help="Also write the per-file agreement table (markdown).")] = None,
     ) -> None:
         """Replay every upstream OpenFGA / Cedar assertion through the real engines."""
-        from authpairs.api import verify_native
+        from authpairs.tracks.native.verify import verify_native
 
         try:
             result = verify_native(sources)
@@ -110,13 +112,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--dev-fraction", help="Largest dev share of all cases.")] = None,
     ) -> None:
         """Build the native-policy track (engine-labelled, split) into a JSONL case file."""
-        from authpairs.api import (
-            NATIVE_DEV_FRACTION,
-            NATIVE_SPLIT_SEED,
-            Dataset,
-            build_native,
-            summary_markdown,
+        from authpairs.cases.dataset import Dataset
+        from authpairs.tracks.native.build import build_native
+        from authpairs.tracks.native.split import (
+            DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION,
         )
+        from authpairs.tracks.native.split import (
+            DEFAULT_SEED as NATIVE_SPLIT_SEED,
+        )
+        from authpairs.tracks.native.stats import summary_markdown
 
         try:
             built = build_native(sources, seed=seed or NATIVE_SPLIT_SEED,
@@ -139,7 +143,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Option("--name", help="Dataset name.")] = None,
     ) -> None:
         """Turn your own OpenFGA store test file(s) into an engine-labelled case file."""
-        from authpairs.api import import_openfga
+        from authpairs.tracks.native.byo import import_openfga
 
         try:
             dataset = import_openfga(path, name=name)
@@ -158,7 +162,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "--schema/--no-schema", help="Pass the folder's schema to the engine.")] = True,
     ) -> None:
         """Turn your own Cedar example folder into an engine-labelled case file."""
-        from authpairs.api import import_cedar
+        from authpairs.tracks.native.byo import import_cedar
 
         try:
             dataset = import_cedar(path, name=name, use_schema=schema)

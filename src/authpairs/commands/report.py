@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import typer
 from typer.core import TyperCommand
 
-from authpairs.api import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
+from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
@@ -65,7 +65,9 @@ class MultiValueCommand(TyperCommand):
 
 def write_report(request: ReportRequest) -> Path:
     """Build the report and print where it is; bad input exits 2 with a message naming it."""
-    from authpairs.api import ComparisonError, RunNotFoundError, StudyPlanError
+    from authpairs.analysis.compare import ComparisonError
+    from authpairs.analysis.runref import RunNotFoundError
+    from authpairs.analysis.study import StudyPlanError
     from authpairs.errors import ConfigError
     from authpairs.report.build import build_report
     from authpairs.report.runset import ReportInputError
@@ -112,7 +114,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Write the HTML report of recorded runs."""
-        from authpairs.api import GridSpec, GridSpecError, load_grid_spec
+        from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
         from authpairs.report.request import ReportRequest
 
         try:
