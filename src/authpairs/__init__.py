@@ -20,6 +20,7 @@ Data flows one way: ``cases``/``tracks`` -> ``review`` -> ``enforce`` -> ``runs`
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """A name of the public API (``authpairs.api.__all__``), loaded on first use."""
-    from authpairs import api
-
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(f"module 'authpairs' has no attribute {name!r}")
+    api = importlib.import_module("authpairs.api")
     if name == "__all__":
         return [*api.__all__, "__version__"]
     if name in api.__all__:

@@ -215,16 +215,15 @@ _RECORD_COLUMNS = ("case_id", "label", "split", "cluster", "resolved", "status",
 
 
 def as_config(spec: RunSpec) -> RunConfig:
-    """A :class:`RunConfig` from a config object, a YAML file path (read as written), or plain
-    data laid over the main job's configuration (as ``RunConfig(**data)`` and ``authpairs run``
-    without ``--config``)."""
-    from authpairs.runs.config import RunConfig, load_config, main_job_config
+    """A :class:`RunConfig` from a config object, a YAML file path or plain data (what either
+    leaves out is the main job's, as for ``authpairs run``)."""
+    from authpairs.runs.config import RunConfig, config_from_dict, load_config
 
     if isinstance(spec, RunConfig):
         return spec
     if isinstance(spec, str | Path):
         return load_config(spec)
-    return main_job_config(dict(spec))
+    return config_from_dict(dict(spec))
 
 
 async def run_async(spec: RunSpec, *, progress: bool | ProgressDisplay = False,

@@ -1,7 +1,7 @@
 """The ``authpairs`` command line: a thin layer over the Python API.
 
-Command groups live in :mod:`authpairs.commands`; every module there exposes
-``register(app, data_app)`` and is discovered automatically, so adding a command group never
+Command groups live in :mod:`authpairs.commands`; every module there that exposes
+``register(app, data_app)`` is discovered automatically, so adding a command group never
 means editing this file. A command module imports, at its top, only typer, rich and modules
 that import nothing heavy (the error family, the console, the defaults), and what it runs inside
 the command function, from the module where it lives, so that starting the CLI for one command
@@ -144,7 +144,8 @@ def main_options(
 def _register_all() -> None:
     for info in sorted(pkgutil.iter_modules(authpairs.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"authpairs.commands.{info.name}")
-        module.register(app, data_app)
+        if hasattr(module, "register"):  # not a helper shared by commands (run_options)
+            module.register(app, data_app)
 
 
 _register_all()

@@ -41,6 +41,16 @@ def test_importing_authpairs_is_cheap() -> None:
     assert out == "[]"
 
 
+def test_the_package_serves_the_api_in_a_fresh_interpreter() -> None:
+    """``authpairs.run`` and ``from authpairs import *`` load the API on first use."""
+    code = ("import authpairs\nassert authpairs.run.__module__ == 'authpairs.api'\n"
+            "from authpairs import *\nassert RunConfig.__name__ == 'RunConfig'\n"
+            "from authpairs import main_job\nprint(main_job.SEED)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "7", result.stderr[-2000:]
+
+
 def test_public_api_names() -> None:
     for name in ("RunConfig", "run", "run_async", "load_dataset", "open_records", "score",
                  "compare", "compose", "gate", "AuthpairsError"):

@@ -69,7 +69,7 @@ async def test_main_job_twice_from_scratch_gives_identical_decisions(tmp_path: P
 
 
 def test_speculative_decoding_is_part_of_the_identity_only_when_on() -> None:
-    assert "speculative" not in LocalBackendConfig().identity()  # old hashes stay valid
+    assert "speculative" not in LocalBackendConfig(speculative="none").identity()  # old hashes
     on = LocalBackendConfig(speculative="ngram-map-k")
     assert on.identity()["speculative"] == "ngram-map-k"
     assert LocalServerBackend.from_config(on).describe()["speculative"] == "ngram-map-k"

@@ -11,10 +11,9 @@ from typer.testing import CliRunner
 from authpairs.analysis.scoring import Score
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cli import app
-from authpairs.commands.core import build_config
+from authpairs.commands.run_options import build_config
 from authpairs.report.hints import unavailable_hint
 from authpairs.runs.config import RunConfig, load_config
-from authpairs.runs.main_job import MAIN_JOB, cli_base_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,11 +29,10 @@ def test_cli_defaults_are_the_main_job() -> None:
     from_file = load_config(REPO / "configs" / "local-smollm2.yaml")
     assert from_cli.model_dump() == from_file.model_dump()
     assert from_cli.resolved_run_id() == from_file.resolved_run_id()
-    assert yaml.safe_load((REPO / "configs" / "local-smollm2.yaml").read_text()) == MAIN_JOB
 
 
 def test_other_backends_drop_the_local_only_settings() -> None:
-    config = build_config(None, {"reviewer.backend.kind": "openai"}, "openai")
+    config = build_config(None, {"reviewer.backend.kind": "openai"})
     assert config.reviewer.backend.kind == "openai"
     assert config.reviewer.sampling.repetition_penalty is None
     assert config.reviewer.sampling.seed == 7 and config.concurrency == 1
@@ -104,5 +102,5 @@ def test_hint_threshold() -> None:
 
 
 def test_another_dataset_keeps_its_own_default_split() -> None:
-    assert "split" not in cli_base_config(None, "mine.jsonl")
-    assert cli_base_config(None, "language")["split"] == "dev"
+    assert build_config(None, {"dataset": "mine.jsonl"}).split is None
+    assert build_config(None, {"dataset": "language"}).split == "dev"

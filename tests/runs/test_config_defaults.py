@@ -1,6 +1,7 @@
-"""One default: ``RunConfig(...)`` in Python, ``authpairs.run({...})`` and ``authpairs run`` on
-the command line resolve to the same configuration, field by field, with the same run id; a
-configuration file (and ``model_validate``) still reads only what is written."""
+"""One source of defaults: ``RunConfig(...)`` in Python, ``RunConfig.model_validate``, a
+configuration file, ``authpairs.run({...})`` and ``authpairs run`` on the command line resolve
+what they leave out to the main job's values (:mod:`authpairs.main_job`), field by field, with
+the same run id."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import yaml
 from typer.testing import CliRunner
 
 import authpairs.api
+import authpairs.main_job as main_job
 from authpairs.backends.config import LocalBackendConfig, OpenAIBackendConfig, SamplingConfig
 from authpairs.cli import app
 from authpairs.errors import ConfigError
 from authpairs.runs.config import ReviewerConfig, RunConfig, load_config
-from authpairs.runs.main_job import MAIN_JOB
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = "tests.review.guardrails.guards:review"
@@ -77,12 +78,26 @@ def test_the_defaults_are_the_main_jobs() -> None:
     backend = config.reviewer.backend
     assert isinstance(backend, LocalBackendConfig)
     assert (backend.n_parallel, backend.n_threads, backend.speculative) == (
-        MAIN_JOB["reviewer"]["backend"]["n_parallel"],
-        MAIN_JOB["reviewer"]["backend"]["n_threads"],
-        MAIN_JOB["reviewer"]["backend"]["speculative"])
+        main_job.N_PARALLEL, main_job.N_THREADS, main_job.SPECULATIVE)
     sampling = config.reviewer.sampling
     assert (sampling.seed, sampling.repetition_penalty) == (7, 1.3)
-    assert (config.concurrency, config.split) == (MAIN_JOB["concurrency"], "dev")
+    assert (config.concurrency, config.split) == (main_job.CONCURRENCY, "dev")
+    assert RunConfig.model_validate({}) == config
+
+
+def test_the_main_job_file_writes_out_the_defaults() -> None:
+    """Every value configs/local-smollm2.yaml writes is the default it would get anyway."""
+    written = yaml.safe_load((REPO / "configs" / "local-smollm2.yaml").read_text())
+    defaults = RunConfig().model_dump(mode="json")
+
+    def check(values: dict[str, Any], expected: dict[str, Any], where: str) -> None:
+        for key, value in values.items():
+            if isinstance(value, dict):
+                check(value, expected[key], f"{where}{key}.")
+            else:
+                assert expected[key] == value, f"{where}{key}"
+
+    check(written, defaults, "")
 
 
 def test_model_instances_count_only_the_fields_set_on_them(
@@ -94,15 +109,26 @@ def test_model_instances_count_only_the_fields_set_on_them(
     assert_same(openai, cli_config(monkeypatch, "--backend", "openai", "--model", "m"))
 
 
-def test_a_file_and_model_validate_read_only_what_is_written(tmp_path: Path) -> None:
+def test_a_file_and_model_validate_take_the_same_defaults(tmp_path: Path) -> None:
     written = {"dataset": "examples", "reviewer": {"baseline": "always-block"}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(written), encoding="utf-8")
     from_file = load_config(path)
-    assert from_file.model_dump() == RunConfig.model_validate(written).model_dump()
-    assert from_file.concurrency == 4 and from_file.reviewer.sampling.seed is None
-    assert RunConfig(**written).reviewer.sampling.seed == 7
-    assert RunConfig(**written).sha256() != from_file.sha256()
+    assert from_file == RunConfig.model_validate(written) == RunConfig(**written)
+    assert from_file.concurrency == 1 and from_file.reviewer.sampling.seed == 7
+    assert from_file.split is None  # another dataset: its own default split
+
+
+@pytest.mark.parametrize(("sampling", "kind", "expected"), [
+    ({}, "local", 1.3), ({"seed": 3}, "local", 1.3), ({"repetition_penalty": None}, "local", None),
+    ({"repetition_penalty": 1.1}, "local", 1.1), ({}, "openai", None)])
+def test_the_repetition_penalty_is_the_embedded_servers(
+        sampling: dict[str, Any], kind: str, expected: float | None) -> None:
+    """Unset, it is the main job's with the local backend and none with another; a stored
+    header that says none keeps none (its hash is unchanged)."""
+    config = RunConfig.model_validate({"reviewer": {"backend": {"kind": kind},
+                                                    "sampling": sampling}})
+    assert config.reviewer.sampling.repetition_penalty == expected
 
 
 def test_a_bad_value_names_the_field() -> None:

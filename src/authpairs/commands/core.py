@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.text import Text
 
+import authpairs.main_job as main_job
+from authpairs.analysis.defaults import DEFAULT_RECORDS
 from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
+from authpairs.commands.run_options import CONCURRENCY, with_run_options
 from authpairs.errors import DataError, RecordsError
 from authpairs.report.console import make_console
 
@@ -26,35 +29,18 @@ if TYPE_CHECKING:
 
 console = make_console()
 RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file.")]
-DEFAULT_RECORDS = Path("runs/authpairs.sqlite")
 
 
 RUN_HELP = (
     "Run (or resume) a review run, then print its scores.\n\n"
-    "Without --config a run starts from the main job's configuration "
-    "(configs/local-smollm2.yaml): the language dev split, the schema interface, the embedded "
-    "local server with SmolLM2-135M, temperature 0, seed 7, up to 2048 output tokens, "
-    "repetition penalty 1.3, one case in flight, effects enforced in a sandbox, records in "
-    "runs/authpairs.sqlite. With another --backend the local-only settings (context size, "
-    "slots, repetition penalty) are left out.\n\n"
+    "What --config and the options leave out is the main job's (configs/local-smollm2.yaml): "
+    f"the {main_job.DATASET} {main_job.SPLIT} split, the {main_job.INTERFACE} interface, the "
+    "embedded local server with SmolLM2-135M, temperature "
+    f"{main_job.TEMPERATURE:g}, seed {main_job.SEED}, up to {main_job.MAX_TOKENS} output tokens, "
+    f"repetition penalty {main_job.LOCAL_REPETITION_PENALTY:g} (with the local backend only), "
+    f"{main_job.CONCURRENCY} case in flight, effects enforced in a sandbox, records in "
+    f"{main_job.RECORDS}.\n\n"
     "Re-running the same command resumes: only cases without a record are reviewed.")
-
-
-def _overrides(**options: Any) -> dict[str, Any]:
-    return {key: value for key, value in options.items() if value is not None}
-
-
-def build_config(config_file: Path | None, overrides: dict[str, Any],
-                 backend: str | None = None, dataset: str | None = None,
-                 guardrail: str | None = None) -> RunConfig:
-    """The run configuration from a YAML file, or else the main job's, plus overrides."""
-    from authpairs.runs.config import config_from_dict, load_config
-    from authpairs.runs.main_job import cli_base_config
-
-    if config_file is not None:
-        return load_config(config_file, overrides)
-    return config_from_dict(cli_base_config(backend, dataset, guardrail), overrides,
-                            origin="command line")
 
 
 def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
@@ -203,72 +189,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the core commands to the CLI."""
 
     @app.command(help=RUN_HELP)
+    @with_run_options(CONCURRENCY)
     def run(
-        config_file: Annotated[Path | None, typer.Option(
-            "--config", help="YAML run config; the options below override it (the defaults "
-            "they list apply without --config).")] = None,
-        dataset: Annotated[str | None, typer.Option(
-            help="'language', 'native', 'examples' or a .jsonl path. Default: language.")]
-        = None,
-        split: Annotated[str | None, typer.Option(
-            help="dev, test or all. Default: dev (with another --dataset: that dataset's "
-            "default).")] = None,
-        limit: Annotated[int | None, typer.Option(
-            help="Only the first N cases of the split in file order (not balanced: see "
-            "--sample). Default: all.", min=1)] = None,
-        sample: Annotated[int | None, typer.Option(
-            help="A slice of N cases balanced by label (forbidden/lawful) and by family where "
-            "N allows, chosen by --sample-seed; the same seed gives the same cases. Excludes "
-            "--limit. Default: all.", min=1)] = None,
-        sample_seed: Annotated[int | None, typer.Option(
-            help="The seed that chooses --sample's cases (not the model's --seed). "
-            "Default: 0.")] = None,
-        interface: Annotated[str | None, typer.Option(
-            help="direct, structured or schema. Default: schema.")] = None,
-        backend: Annotated[str | None, typer.Option(
-            help="local (embedded SmolLM2), openai or replay. Default: local.")] = None,
-        base_url: Annotated[list[str] | None, typer.Option(
-            "--base-url", help="OpenAI-compatible base URL (repeat for several).")] = None,
-        model: Annotated[str | None, typer.Option(help="Model name sent to the server.")]
-        = None,
-        baseline: Annotated[str | None, typer.Option(
-            help="always-allow or always-block instead of a model; no model options.")]
-        = None,
-        guardrail: Annotated[str | None, typer.Option(
-            help="A guardrail instead of an interface: a name from 'authpairs guardrails' "
-                 "or package.module:callable.")] = None,
-        guardrail_option: Annotated[list[str] | None, typer.Option(
-            "--guardrail-option", help="KEY=VALUE for the guardrail (repeatable; VALUE read as "
-            "YAML), e.g. config=DIR: a NeMo rails folder for nemo-self-check.")] = None,
-        seed: Annotated[int | None, typer.Option(help="Sampling seed. Default: 7.")] = None,
-        temperature: Annotated[float | None, typer.Option(
-            help="Sampling temperature. Default: 0.")] = None,
-        top_p: Annotated[float | None, typer.Option(
-            help="Nucleus sampling mass. Default: server's.")] = None,
-        top_k: Annotated[int | None, typer.Option(
-            help="Top-k sampling. Default: server's.")] = None,
-        min_p: Annotated[float | None, typer.Option(
-            help="Min-p sampling. Default: server's.")] = None,
-        presence_penalty: Annotated[float | None, typer.Option(
-            help="Presence penalty. Default: server's.")] = None,
-        repetition_penalty: Annotated[float | None, typer.Option(
-            help="Repetition penalty. Default: 1.3 with the local backend, else server's.")]
-        = None,
-        max_tokens: Annotated[int | None, typer.Option(
-            help="Output token limit. Default: 2048.")] = None,
-        concurrency: Annotated[int | None, typer.Option(
-            help="Cases in flight. Default: 1 (the main job decodes one case at a time).")] = None,
-        enforce: Annotated[bool | None, typer.Option(
-            "--enforce/--no-enforce",
-            help="Execute ALLOWed effects in a sandbox. Default: enforce.")] = None,
-        run_id: Annotated[str | None, typer.Option(
-            help="Run id. Default: run- plus the config hash.")] = None,
-        records: Annotated[Path | None, typer.Option(
-            help="SQLite records file. Default: runs/authpairs.sqlite.")] = None,
-        deadline: Annotated[float | None, typer.Option(
-            help="Seconds an attempt may go without progress: the whole reply, or the next "
-                 "streamed token with the embedded server (it streams), so a slow generation "
-                 "that keeps producing is never cut off. Default: 600.", min=0.001)] = None,
+        config: RunConfig,
         by: Annotated[list[str] | None, typer.Option(
             help="Also score grouped by this case attribute (repeatable).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write scores as JSON/CSV here.")]
@@ -286,55 +209,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         agent_server: Annotated[str, typer.Option(
             help="How the agent reaches the MCP server: in-process, or stdio (an 'authpairs "
             "mcp serve' child process).")] = "in-process",
-        preflight: Annotated[bool | None, typer.Option(
-            "--preflight/--no-preflight",
-            help="Check every endpoint (model server, HTTP guardrail, agent model) once before "
-            "the first case: reachable, the model served. --no-preflight for a server without "
-            "a models endpoint. Default: check.")] = None,
     ) -> None:
-        model_options = {"--interface": interface, "--backend": backend, "--base-url": base_url,
-                         "--model": model, "--seed": seed, "--temperature": temperature,
-                         "--top-p": top_p, "--top-k": top_k, "--min-p": min_p,
-                         "--presence-penalty": presence_penalty,
-                         "--repetition-penalty": repetition_penalty,
-                         "--max-tokens": max_tokens}
-        if limit is not None and sample is not None:
-            raise typer.BadParameter(
-                "--limit takes the first N cases, --sample a balanced N: give one of them.",
-                param_hint="--sample")
-        if sample_seed is not None and sample is None:
-            raise typer.BadParameter("--sample-seed chooses the cases of --sample; give "
-                                     "--sample N too.", param_hint="--sample-seed")
-        if baseline is not None:
-            given = [name for name, value in model_options.items() if value is not None]
-            if given:
-                raise typer.BadParameter(
-                    f"{', '.join(given)} only apply to a model; --baseline {baseline} calls no "
-                    "model. Drop one of them.", param_hint="--baseline")
-        overrides = _overrides(**{
-            "dataset": dataset, "split": split, "limit": limit, "sample": sample,
-            "sample_seed": sample_seed,
-            "reviewer.interface": interface, "reviewer.backend.kind": backend,
-            "reviewer.backend.base_urls": base_url, "reviewer.backend.model": model,
-            "reviewer.baseline": baseline, "reviewer.guardrail": guardrail,
-            "reviewer.sampling.seed": seed,
-            "reviewer.sampling.temperature": temperature, "reviewer.sampling.top_p": top_p,
-            "reviewer.sampling.top_k": top_k, "reviewer.sampling.min_p": min_p,
-            "reviewer.sampling.presence_penalty": presence_penalty,
-            "reviewer.sampling.repetition_penalty": repetition_penalty,
-            "reviewer.sampling.max_tokens": max_tokens, "concurrency": concurrency,
-            "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
-            "preflight": preflight,
-            "records": str(records) if records else None})
-        from authpairs.review.guardrails.registry import option_overrides
-
-        overrides.update(option_overrides(guardrail_option or []))
         import asyncio
 
         from authpairs.report.hints import unavailable_hint
         from authpairs.runs.api import run_async
 
-        config = build_config(config_file, overrides, backend, dataset, guardrail)
         if agent is not None or config.agent is not None:
             from authpairs.commands.mcp import run_agent_and_report
 

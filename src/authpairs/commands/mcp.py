@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from authpairs.commands.run_options import with_run_options
+
 if TYPE_CHECKING:
     from authpairs.agent.trajectory import Trajectory
     from authpairs.runs.config import RunConfig
@@ -17,7 +19,7 @@ SERVE_HELP = (
     "Every tool call is reviewed by the configured reviewer in the current case's context "
     "(the call the agent proposed, not the case's own operation), executed in the sandbox on "
     "ALLOW, verified, and recorded in the records file under one run per serve session. The "
-    "reviewer options are those of 'authpairs run'. With several cases, a session's tool "
+    "options of the run are those of 'authpairs run'. With several cases, a session's tool "
     "calls act on the case whose prompt it got last.\n\n"
     "--transport stdio (default) serves one client on stdin/stdout until it disconnects; "
     "--transport http serves streamable HTTP on http://127.0.0.1:PORT/mcp until Ctrl-C.")
@@ -29,41 +31,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     app.add_typer(mcp_app, name="mcp")
 
     @mcp_app.command("serve", help=SERVE_HELP)
+    @with_run_options()
     def serve(
-        config_file: Annotated[Path | None, typer.Option(
-            "--config", help="YAML run config; the options below override it.")] = None,
-        dataset: Annotated[str | None, typer.Option(
-            help="'language', 'examples' or a .jsonl path. Default: language.")] = None,
-        split: Annotated[str | None, typer.Option(
-            help="dev, test or all. Default: dev (all when --case is given).")] = None,
-        limit: Annotated[int | None, typer.Option(help="First N cases only.")] = None,
+        config: RunConfig,
         case: Annotated[list[str] | None, typer.Option(
             "--case", help="Serve this case (repeatable). Default: every selected case.")]
         = None,
-        interface: Annotated[str | None, typer.Option(
-            help="direct, structured or schema. Default: schema.")] = None,
-        backend: Annotated[str | None, typer.Option(
-            help="local (embedded SmolLM2) or openai. Default: local.")] = None,
-        base_url: Annotated[list[str] | None, typer.Option(
-            "--base-url", help="OpenAI-compatible base URL (repeat for several).")] = None,
-        model: Annotated[str | None, typer.Option(help="Model name sent to the server.")]
-        = None,
-        baseline: Annotated[str | None, typer.Option(
-            help="always-allow or always-block instead of a model.")] = None,
-        guardrail: Annotated[str | None, typer.Option(
-            help="A guardrail instead of an interface: a name from 'authpairs guardrails' "
-                 "or package.module:callable.")] = None,
-        guardrail_option: Annotated[list[str] | None, typer.Option(
-            "--guardrail-option", help="KEY=VALUE for the guardrail (repeatable).")] = None,
-        enforce: Annotated[bool | None, typer.Option(
-            "--enforce/--no-enforce", help="Execute ALLOWed calls in a sandbox. Default: "
-            "enforce.")] = None,
-        run_id: Annotated[str | None, typer.Option(
-            help="Run id. Default: mcp- plus the start time and a random suffix.")] = None,
-        records: Annotated[Path | None, typer.Option(
-            help="SQLite records file. Default: runs/authpairs.sqlite.")] = None,
-        deadline: Annotated[float | None, typer.Option(
-            help="Per-review deadline in seconds. Default: 600.", min=0.001)] = None,
         transport: Annotated[str, typer.Option(help="stdio or http.")] = "stdio",
         port: Annotated[int, typer.Option(help="Port of the HTTP transport (127.0.0.1).",
                                           min=1, max=65535)] = 8765,
@@ -72,20 +45,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         import sys
 
         from authpairs.agent.serve import serve as serve_mcp
-        from authpairs.commands.core import _overrides, build_config
-        from authpairs.review.guardrails.registry import option_overrides
 
         if transport not in ("stdio", "http"):
             raise typer.BadParameter("stdio or http", param_hint="--transport")
-        overrides = _overrides(**{
-            "dataset": dataset, "split": split, "limit": limit,
-            "reviewer.interface": interface, "reviewer.backend.kind": backend,
-            "reviewer.backend.base_urls": base_url, "reviewer.backend.model": model,
-            "reviewer.baseline": baseline, "reviewer.guardrail": guardrail,
-            "enforce": enforce, "run_id": run_id, "reviewer.backend.deadline_s": deadline,
-            "records": str(records) if records else None})
-        overrides.update(option_overrides(guardrail_option or []))
-        config = build_config(config_file, overrides, backend, dataset, guardrail)
 
         def ready(run: str) -> None:
             # stderr: on the stdio transport stdout is the MCP wire.

@@ -37,7 +37,7 @@ AGENT_BACKEND_KINDS = ("local", "openai", "scripted")
 
 
 def _agent_sampling() -> SamplingConfig:
-    return SamplingConfig(temperature=0.0, seed=7, max_tokens=512)
+    return SamplingConfig(max_tokens=512)
 
 
 class AgentModelConfig(BaseModel):
@@ -46,7 +46,8 @@ class AgentModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: BackendConfig = Field(
-        default_factory=lambda: LocalBackendConfig(n_parallel=1),
+        # its own server settings: all cores but one, no speculative decoding
+        default_factory=lambda: LocalBackendConfig(n_threads=None, speculative="none"),
         description="The agent's model: 'local' (the embedded SmolLM2 server), 'openai' (any "
         "OpenAI-compatible server with tool calling: vLLM, llama.cpp, Ollama) or 'scripted' "
         "(a Python function, for tests).")

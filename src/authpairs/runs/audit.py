@@ -43,7 +43,7 @@ from authpairs.errors import AuthpairsError
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 from authpairs.review.reviewers import BaselineReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
-from authpairs.runs.config import RunConfig
+from authpairs.runs.config import RunConfig, header_config
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.reviewed import safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
@@ -375,7 +375,7 @@ def stored_config(report: AuditReport, info: RunInfo, *,
     ``config_sha256`` is the run's hash rule (a normal run hashes the configuration itself);
     where it does not give the recorded hash, ``mismatch`` is a ``config-hash`` finding."""
     try:
-        config = RunConfig.model_validate(info.config.get("resolved", {}))
+        config = header_config(info.config.get("resolved", {}))
     except ValidationError as exc:
         report.add("run header", "config", f"stored configuration is unreadable: "
                    f"{str(exc).splitlines()[0]}")

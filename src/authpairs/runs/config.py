@@ -3,22 +3,17 @@
 A configuration is a YAML file (or a dict) naming components and their arguments. The *resolved*
 configuration (defaults filled in) is stored with every run together with its SHA-256.
 
-Two ways to say what is not given, as on the command line:
-
-* ``RunConfig(...)`` in Python (and ``authpairs.run({...})``) starts from the **main job**
-  (:data:`~authpairs.runs.main_job.MAIN_JOB`, ``configs/local-smollm2.yaml``), adapted to the
-  backend, dataset and guardrail given, exactly as ``authpairs run`` without ``--config``
-  starts from it: ``RunConfig()`` *is* ``authpairs run``.
-* A configuration file (:func:`load_config`, ``authpairs run --config``) and
-  :func:`config_from_dict` / ``RunConfig.model_validate`` read what is written; what a file
-  leaves out takes the field defaults below (so a file's run identity never depends on the
-  main job).
+What a configuration leaves out takes the field defaults, which are the main job's
+(:mod:`authpairs.main_job`): ``RunConfig()``, ``RunConfig.model_validate({})``, an empty
+``authpairs.run({})`` and ``authpairs run`` without options are one configuration, and
+``RunConfig(dataset="examples")`` is ``authpairs run --dataset examples``. The split defaults
+to the main job's only for the main job's dataset, the repetition penalty only for the embedded
+server (see :mod:`authpairs.main_job`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+import authpairs.main_job as main_job
 from authpairs.backends.config import (
     BACKEND_KINDS,
     BackendConfig,
@@ -42,7 +38,6 @@ from authpairs.backends.config import (
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import ConfigError
 from authpairs.runs.agent_config import AgentModelConfig
-from authpairs.runs.main_job import over_main_job
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 __all__ = [
@@ -54,7 +49,6 @@ __all__ = [
     "SamplingConfig",
     "config_from_dict",
     "load_config",
-    "main_job_config",
 ]
 
 _NOT_IDENTITY = {"records", "run_id", "concurrency", "infra_retries", "preflight"}
@@ -69,7 +63,7 @@ class ReviewerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    interface: str = Field(default="schema",
+    interface: str = Field(default=main_job.INTERFACE,
                            description="'direct', 'structured', 'schema', or a registered name.")
     baseline: Literal["always-allow", "always-block"] | None = Field(
         default=None, description="Use a baseline reviewer instead of a model.")
@@ -85,6 +79,17 @@ class ReviewerConfig(BaseModel):
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
     @model_validator(mode="after")
+    def _local_repetition_penalty(self) -> ReviewerConfig:
+        """With the embedded server, a repetition penalty the sampling leaves unset is the main
+        job's (:data:`~authpairs.main_job.LOCAL_REPETITION_PENALTY`); other backends get none
+        unless the run sets one."""
+        if (self.backend.kind == "local"
+                and "repetition_penalty" not in self.sampling.model_fields_set):
+            self.sampling = self.sampling.model_copy(
+                update={"repetition_penalty": main_job.LOCAL_REPETITION_PENALTY})
+        return self
+
+    @model_validator(mode="after")
     def _resolve_guardrail_options(self) -> ReviewerConfig:
         """A registered guardrail states its implicit settings in its options (e.g. a NeMo
         rails folder's content hash), so the stored configuration says what runs."""
@@ -96,46 +101,18 @@ class ReviewerConfig(BaseModel):
         return self
 
 
-def explicit_values(value: Any) -> Any:
-    """Plain data of what was given: a pydantic model becomes the mapping of the fields set on
-    it (a backend configuration always names its ``kind``), recursively; mappings and lists are
-    walked; anything else is returned as it is."""
-    if isinstance(value, BaseModel):
-        names = set(value.model_fields_set)
-        if isinstance(value, BackendConfigBase):
-            names.add("kind")
-        return {name: explicit_values(getattr(value, name)) for name in sorted(names)}
-    if isinstance(value, Mapping):
-        return {key: explicit_values(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [explicit_values(item) for item in value]
-    return value
-
-
 class RunConfig(BaseModel):
-    """Everything that defines a run. Its hash decides whether a re-run resumes it.
-
-    ``RunConfig(**values)`` lays ``values`` over the main job's configuration, as
-    ``authpairs run`` lays its flags over it: ``RunConfig()`` resolves to the configuration of
-    ``authpairs run`` (field by field, same run id), ``RunConfig(dataset="examples")`` to that
-    of ``authpairs run --dataset examples``. ``RunConfig.model_validate`` and configuration
-    files read only what is written (see the module docstring).
-    """
+    """Everything that defines a run. Its hash decides whether a re-run resumes it; what it
+    leaves out is the main job's (``RunConfig()`` is ``authpairs run``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    def __init__(self, **values: Any) -> None:
-        super().__init__(**over_main_job(explicit_values(values)))
-
-    # pydantic calls a model's own __init__ from validation too; marked as its base __init__,
-    # this one runs only for RunConfig(...), so model_validate reads just what is written.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    dataset: str = Field(default="language",
+    dataset: str = Field(default=main_job.DATASET,
                          description="'language', 'examples', 'native', or a JSONL path.")
     split: Literal["dev", "test", "all"] | None = Field(
-        default=None, description="Split to review; default: dev when the dataset has one, "
-                                  "otherwise all cases.")
+        default_factory=lambda data: main_job.SPLIT if data.get("dataset") == main_job.DATASET
+        else None, description="Split to review; default: the main job's (dev) for its "
+        "dataset, else the dataset's own (dev when it has one, otherwise all cases).")
     limit: int | None = Field(default=None, ge=1,
                               description="The first N cases of the split in file order only.")
     sample: int | None = Field(
@@ -144,12 +121,13 @@ class RunConfig(BaseModel):
     sample_seed: int = Field(default=0, description="The seed that chooses the sample.")
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
     enforce: bool = Field(default=True, description="Execute ALLOWed effects in a sandbox.")
-    concurrency: int = Field(default=4, ge=1, description="Cases in flight at once.")
+    concurrency: int = Field(default=main_job.CONCURRENCY, ge=1,
+                             description="Cases in flight at once.")
     infra_retries: int = Field(default=3, ge=0, description="Retries after transport failures.")
     preflight: bool = Field(default=True, description="Check every endpoint once before the "
                             "first case (off for servers without a models endpoint).")
     run_id: str | None = Field(default=None, description="Default: derived from the config hash.")
-    records: str = Field(default="runs/authpairs.sqlite", description="SQLite records path.")
+    records: str = Field(default=main_job.RECORDS, description="SQLite records path.")
     agent: AgentModelConfig | None = Field(
         default=None, description="An agent run (authpairs run --agent): the model that acts "
         "as the agent over MCP; the reviewer above reviews each of its tool calls.")
@@ -219,21 +197,10 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     return config_from_dict(raw, overrides, origin=str(path))
 
 
-def main_job_config(raw: Mapping[str, Any], origin: str = "<config>") -> RunConfig:
-    """``RunConfig(**raw)``: ``raw`` over the main job's configuration; an invalid value is a
-    :class:`ConfigError` naming the field."""
-    try:
-        return RunConfig(**raw)
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        raise ConfigError(f"{origin}: field '{field}': {message}") from exc
-
-
 def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = None,
                      origin: str = "<config>") -> RunConfig:
     """Build a :class:`RunConfig` from plain data plus dotted-key overrides (``raw`` is never
-    modified). Only what ``raw`` says is taken: what it leaves out takes the field defaults,
-    as in a configuration file (:func:`main_job_config` starts from the main job instead)."""
+    modified); an invalid value is a :class:`ConfigError` naming ``origin`` and the field."""
     data = copy.deepcopy(raw)
     overrides = dict(overrides or {})
     new_kind = overrides.get("reviewer.backend.kind")
@@ -254,3 +221,16 @@ def config_from_dict(raw: dict[str, Any], overrides: dict[str, Any] | None = Non
     except ValidationError as exc:
         field, message = first_error(exc)
         raise ConfigError(f"{origin}: field '{field}': {message}") from exc
+
+
+def header_config(resolved: dict[str, Any]) -> RunConfig:
+    """A run header's resolved configuration (:meth:`RunConfig.recorded`) as the version that
+    wrote it read it. A header holds every field its version had, so a field it lacks did not
+    exist yet and had that time's default, not today's: the embedded server's ``speculative``
+    decoding was off."""
+    backend = resolved.get("reviewer", {}).get("backend", {})
+    if backend.get("kind") == "local" and "speculative" not in backend:
+        resolved = copy.deepcopy(resolved)
+        resolved["reviewer"]["backend"]["speculative"] = "none"
+    return RunConfig.model_validate(resolved)
+
