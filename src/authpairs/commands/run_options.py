@@ -29,99 +29,89 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOption:
-    """One option of a run: its parameter (``name``: ``--name`` with dashes) and the dotted
-    configuration key it sets (None: the command takes the value itself)."""
+    """One option of a run: ``--name`` (dashes for underscores, or ``flags``), its value type,
+    help, and the dotted configuration key it sets (None: the command takes the value)."""
 
     name: str
-    annotation: Any
     key: str | None
+    type: Any
+    help: str
+    flags: tuple[str, ...] = ()
     model: bool = False
     """Whether the option only applies to a model (``--baseline`` calls none)."""
+    minimum: float | None = None
+
+    def parameter(self) -> inspect.Parameter:
+        """The command parameter typer reads: ``--name``, default None (not given)."""
+        option = typer.Option(*self.flags, help=self.help, min=self.minimum)
+        return inspect.Parameter(self.name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=Annotated[self.type | None, option])
 
 
-def _option(help_text: str, *names: str, **kw: Any) -> Any:
-    return typer.Option(*names, help=help_text, **kw)
-
-
+_SAMPLING = "reviewer.sampling."
 RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("config_file", Annotated[Path | None, _option(
-        "YAML run config; the options below override it (the defaults they list apply "
-        "without --config).", "--config")], None),
-    RunOption("dataset", Annotated[str | None, _option(
-        f"'language', 'native', 'examples' or a .jsonl path. Default: {main_job.DATASET}.")],
-        "dataset"),
-    RunOption("split", Annotated[str | None, _option(
-        f"dev, test or all. Default: {main_job.SPLIT} (with another --dataset: that "
-        "dataset's default; 'mcp serve --case' with no split: every split).")], "split"),
-    RunOption("limit", Annotated[int | None, _option(
-        "Only the first N cases of the split in file order (not balanced: see --sample). "
-        "Default: all.", min=1)], "limit"),
-    RunOption("sample", Annotated[int | None, _option(
-        "A slice of N cases balanced by label (forbidden/lawful) and by family where N "
-        "allows, chosen by --sample-seed; the same seed gives the same cases. Excludes "
-        "--limit. Default: all.", min=1)], "sample"),
-    RunOption("sample_seed", Annotated[int | None, _option(
-        "The seed that chooses --sample's cases (not the model's --seed). Default: 0.")],
-        "sample_seed"),
-    RunOption("interface", Annotated[str | None, _option(
-        f"direct, structured or schema. Default: {main_job.INTERFACE}.")],
-        "reviewer.interface", model=True),
-    RunOption("backend", Annotated[str | None, _option(
-        "local (embedded SmolLM2), openai or replay. Default: local.")],
-        "reviewer.backend.kind", model=True),
-    RunOption("base_url", Annotated[list[str] | None, _option(
-        "OpenAI-compatible base URL (repeat for several).", "--base-url")],
-        "reviewer.backend.base_urls", model=True),
-    RunOption("model", Annotated[str | None, _option("Model name sent to the server.")],
-              "reviewer.backend.model", model=True),
-    RunOption("baseline", Annotated[str | None, _option(
-        "always-allow or always-block instead of a model; no model options.")],
-        "reviewer.baseline"),
-    RunOption("guardrail", Annotated[str | None, _option(
-        "A guardrail instead of an interface: a name from 'authpairs guardrails' or "
-        "package.module:callable.")], "reviewer.guardrail"),
-    RunOption("guardrail_option", Annotated[list[str] | None, _option(
-        "KEY=VALUE for the guardrail (repeatable; VALUE read as YAML), e.g. config=DIR: a "
-        "NeMo rails folder for nemo-self-check.", "--guardrail-option")], None),
-    RunOption("seed", Annotated[int | None, _option(
-        f"Sampling seed. Default: {main_job.SEED}.")], "reviewer.sampling.seed", model=True),
-    RunOption("temperature", Annotated[float | None, _option(
-        f"Sampling temperature. Default: {main_job.TEMPERATURE:g}.")],
-        "reviewer.sampling.temperature", model=True),
-    RunOption("top_p", Annotated[float | None, _option(
-        "Nucleus sampling mass. Default: server's.")], "reviewer.sampling.top_p", model=True),
-    RunOption("top_k", Annotated[int | None, _option("Top-k sampling. Default: server's.")],
-              "reviewer.sampling.top_k", model=True),
-    RunOption("min_p", Annotated[float | None, _option("Min-p sampling. Default: server's.")],
-              "reviewer.sampling.min_p", model=True),
-    RunOption("presence_penalty", Annotated[float | None, _option(
-        "Presence penalty. Default: server's.")], "reviewer.sampling.presence_penalty",
-        model=True),
-    RunOption("repetition_penalty", Annotated[float | None, _option(
-        f"Repetition penalty. Default: {main_job.LOCAL_REPETITION_PENALTY:g} with the local "
-        "backend, else server's.")], "reviewer.sampling.repetition_penalty", model=True),
-    RunOption("max_tokens", Annotated[int | None, _option(
-        f"Output token limit. Default: {main_job.MAX_TOKENS}.")],
-        "reviewer.sampling.max_tokens", model=True),
-    RunOption("enforce", Annotated[bool | None, _option(
-        "Execute ALLOWed effects (an agent's ALLOWed calls) in a sandbox. Default: enforce.",
-        "--enforce/--no-enforce")], "enforce"),
-    RunOption("run_id", Annotated[str | None, _option(
-        "Run id. Default: run- plus the configuration hash (an agent run or a serve session: "
-        "agent- or mcp- plus the start time and a random suffix).")], "run_id"),
-    RunOption("records", Annotated[Path | None, _option(
-        f"SQLite records file. Default: {main_job.RECORDS}.")], "records"),
-    RunOption("deadline", Annotated[float | None, _option(
-        "Seconds an attempt may go without progress: the whole reply, or the next streamed "
-        "token with the embedded server (it streams), so a slow generation that keeps "
-        f"producing is never cut off. Default: {main_job.DEADLINE_S:g}.", min=0.001)],
-        "reviewer.backend.deadline_s"),
+    RunOption("config_file", None, Path, "YAML run config; the options below override it (the "
+              "defaults they list apply without --config).", ("--config",)),
+    RunOption("dataset", "dataset", str, "'language', 'native', 'examples' or a .jsonl path. "
+              f"Default: {main_job.DATASET}."),
+    RunOption("split", "split", str, f"dev, test or all. Default: {main_job.SPLIT} (with "
+              "another --dataset: that dataset's default; 'mcp serve --case' with no split: "
+              "every split)."),
+    RunOption("limit", "limit", int, "Only the first N cases of the split in file order (not "
+              "balanced: see --sample). Default: all.", minimum=1),
+    RunOption("sample", "sample", int, "A slice of N cases balanced by label "
+              "(forbidden/lawful) and by family where N allows, chosen by --sample-seed; the "
+              "same seed gives the same cases. Excludes --limit. Default: all.",
+              minimum=1),
+    RunOption("sample_seed", "sample_seed", int, "The seed that chooses --sample's cases (not "
+              "the model's --seed). Default: 0."),
+    RunOption("interface", "reviewer.interface", str, "direct, structured or schema. Default: "
+              f"{main_job.INTERFACE}.", model=True),
+    RunOption("backend", "reviewer.backend.kind", str, "local (embedded SmolLM2), openai or "
+              "replay. Default: local.", model=True),
+    RunOption("base_url", "reviewer.backend.base_urls", list[str], "OpenAI-compatible base URL "
+              "(repeat for several).", ("--base-url",), model=True),
+    RunOption("model", "reviewer.backend.model", str, "Model name sent to the server.",
+              model=True),
+    RunOption("baseline", "reviewer.baseline", str, "always-allow or always-block instead of a "
+              "model; no model options."),
+    RunOption("guardrail", "reviewer.guardrail", str, "A guardrail instead of an interface: a "
+              "name from 'authpairs guardrails' or package.module:callable."),
+    RunOption("guardrail_option", None, list[str], "KEY=VALUE for the guardrail (repeatable; "
+              "VALUE read as YAML), e.g. config=DIR: a NeMo rails folder for nemo-self-check.",
+              ("--guardrail-option",)),
+    RunOption("seed", _SAMPLING + "seed", int, f"Sampling seed. Default: {main_job.SEED}.",
+              model=True),
+    RunOption("temperature", _SAMPLING + "temperature", float, "Sampling temperature. Default: "
+              f"{main_job.TEMPERATURE:g}.", model=True),
+    RunOption("top_p", _SAMPLING + "top_p", float, "Nucleus sampling mass. Default: server's.",
+              model=True),
+    RunOption("top_k", _SAMPLING + "top_k", int, "Top-k sampling. Default: server's.",
+              model=True),
+    RunOption("min_p", _SAMPLING + "min_p", float, "Min-p sampling. Default: server's.",
+              model=True),
+    RunOption("presence_penalty", _SAMPLING + "presence_penalty", float, "Presence penalty. "
+              "Default: server's.", model=True),
+    RunOption("repetition_penalty", _SAMPLING + "repetition_penalty", float, "Repetition "
+              f"penalty. Default: {main_job.LOCAL_REPETITION_PENALTY:g} with the local backend, "
+              "else server's.", model=True),
+    RunOption("max_tokens", _SAMPLING + "max_tokens", int, "Output token limit. Default: "
+              f"{main_job.MAX_TOKENS}.", model=True),
+    RunOption("enforce", "enforce", bool, "Execute ALLOWed effects (an agent's ALLOWed calls) "
+              "in a sandbox. Default: enforce.", ("--enforce/--no-enforce",)),
+    RunOption("run_id", "run_id", str, "Run id. Default: run- plus the configuration hash (an "
+              "agent run or a serve session: agent- or mcp- plus the start time and a random "
+              "suffix)."),
+    RunOption("records", "records", Path, f"SQLite records file. Default: {main_job.RECORDS}."),
+    RunOption("deadline", "reviewer.backend.deadline_s", float, "Seconds an attempt may go "
+              "without progress: the whole reply, or the next streamed token with the embedded "
+              "server (it streams), so a slow generation that keeps producing is never cut "
+              f"off. Default: {main_job.DEADLINE_S:g}.", minimum=0.001),
 )
 """Every option of a run, in the order ``--help`` lists them."""
 
-CONCURRENCY = RunOption("concurrency", Annotated[int | None, _option(
-    f"Cases in flight. Default: {main_job.CONCURRENCY} (the main job decodes one case at a "
-    "time).")], "concurrency")
+CONCURRENCY = RunOption("concurrency", "concurrency", int, "Cases in flight. Default: "
+                        f"{main_job.CONCURRENCY} (the main job decodes one case at a time).")
 """Cases in flight: an option of ``authpairs run`` only (a serve session takes one call at a
 time)."""
 
@@ -187,8 +177,7 @@ def with_run_options(*extra: RunOption) -> Callable[[Callable[..., None]], Calla
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         own = inspect.signature(command)
-        shared = [inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                    annotation=option.annotation) for option in options]
+        shared = [option.parameter() for option in options]
         kept = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY,
                           annotation=_evaluated(p.annotation, command))
                 for p in own.parameters.values() if p.name != "config"]
