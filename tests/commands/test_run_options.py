@@ -104,3 +104,35 @@ def test_hint_threshold() -> None:
 def test_another_dataset_keeps_its_own_default_split() -> None:
     assert build_config(None, {"dataset": "mine.jsonl"}).split is None
     assert build_config(None, {"dataset": "language"}).split == "dev"
+
+
+def test_run_and_mcp_serve_take_the_same_run_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One declaration (RUN_OPTIONS) gives both commands every option of a run, and the same
+    flags give both the same configuration."""
+    from typer.main import get_command
+
+    from authpairs.commands.run_options import RUN_OPTIONS
+
+    cli = get_command(app)
+    serve_command = cli.commands["mcp"].commands["serve"]  # type: ignore[attr-defined]
+    for command in (cli.commands["run"], serve_command):  # type: ignore[attr-defined]
+        assert {o.name for o in RUN_OPTIONS} <= {p.name for p in command.params}
+    seen: list[RunConfig] = []
+
+    async def capture(config: RunConfig, **_: object) -> None:
+        seen.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("authpairs.runs.api.run_async", capture)
+    monkeypatch.setattr("authpairs.agent.serve.serve", capture)
+    flags = ["--dataset", "examples", "--interface", "direct", "--seed", "3", "--no-enforce",
+             "--no-preflight", "--deadline", "9", "--guardrail-option", "k=1"]
+    for args in (["run", *flags], ["mcp", "serve", *flags]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+    assert seen[0] == seen[1]
+    assert (seen[0].reviewer.sampling.seed, seen[0].enforce, seen[0].preflight) == (3, False,
+                                                                                  False)
+    refused = CliRunner().invoke(app, ["mcp", "serve", "--baseline", "always-allow", "--seed",
+                                       "3"], env={"COLUMNS": "200"})
+    assert refused.exit_code == 2 and "only apply to a model" in refused.output

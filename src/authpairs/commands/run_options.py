@@ -103,6 +103,10 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "agent run or a serve session: agent- or mcp- plus the start time and a random "
               "suffix)."),
     RunOption("records", "records", Path, f"SQLite records file. Default: {main_job.RECORDS}."),
+    RunOption("preflight", "preflight", bool, "Check every endpoint (model server, HTTP "
+              "guardrail, agent model) once before the first case: reachable, the model served. "
+              "--no-preflight for a server without a models endpoint. Default: check.",
+              ("--preflight/--no-preflight",)),
     RunOption("deadline", "reviewer.backend.deadline_s", float, "Seconds an attempt may go "
               "without progress: the whole reply, or the next streamed token with the embedded "
               "server (it streams), so a slow generation that keeps producing is never cut "
