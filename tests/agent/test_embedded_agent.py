@@ -30,7 +30,8 @@ async def test_the_embedded_model_as_the_agent(tmp_path: Path) -> None:
     config = config_from_dict({
         "dataset": "examples", "reviewer": {"baseline": "always-allow"},
         "records": str(records), "run_id": RUN_ID,
-        "agent": {"backend": {"kind": "local", "n_parallel": 1, "n_threads": 2},
+        "agent": {"backend": {"kind": "local", "n_parallel": 1, "n_threads": 2,
+                              "speculative": "none"},
                   "sampling": {"temperature": 0.0, "seed": 7, "max_tokens": 96},
                   "max_turns": 1}})
     started = time.monotonic()
