@@ -117,7 +117,8 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
     _check_attempts(report, calls, attempts)
     reviewer: Reviewer | None = None
     try:
-        reviewer = rebuilt_reviewer(config.reviewer)
+        reviewer = run_audit.as_recorded(report, rebuilt_reviewer(config.reviewer),
+                                         info.template_sha256)
     except AuthpairsError as exc:
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")

@@ -29,6 +29,10 @@ from authpairs.review.parsing import parse_json_decision
 from authpairs.review.schemas import DIRECT_SCHEMA, STRUCTURED_SCHEMA
 from authpairs.review.templates import render, template_sha256
 
+RENDERING_KEY = "(rendering)"
+"""The key, among a run header's template hashes, of the rendering an interface declares
+(:meth:`ReviewInterface.rendering`); headers of interfaces that declare none lack it."""
+
 
 class ReviewInterface:
     """Base class: a system template, a user template and an answer schema."""
@@ -62,9 +66,27 @@ class ReviewInterface:
         """Template files this interface renders (hashed into the run)."""
         return [self.system_template, self.user_template, "case.j2"]
 
+    def rendering(self) -> str | None:
+        """How this interface turns a case into a request and an answer into an outcome, where
+        that changed after run headers first recorded template hashes: a name that changes with
+        every such change (kept among the template hashes under :data:`RENDERING_KEY`, so a run
+        is never resumed, nor audited, under another rendering). None (default): rendered and
+        parsed as when template hashes were first recorded."""
+        return None
+
     def template_hashes(self) -> dict[str, str]:
-        """SHA-256 of each template file."""
-        return template_sha256(self.templates())
+        """SHA-256 of each template file, and the interface's :meth:`rendering` if any."""
+        hashes = template_sha256(self.templates())
+        rendering = self.rendering()
+        if rendering is not None:
+            hashes[RENDERING_KEY] = rendering
+        return hashes
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> ReviewInterface:
+        """This interface as the version that wrote a run header's ``template_hashes`` rendered
+        and parsed, so an audit re-checks records by the rules they were made under (default:
+        itself). Never used to run: a run is only resumed under its own rendering."""
+        return self
 
     def render(self, case: PublicCase) -> ChatRequest:
         """Render the exact reviewer input for ``case``."""

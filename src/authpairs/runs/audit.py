@@ -40,8 +40,9 @@ from authpairs.cases.models import EffectDescriptor, PublicCase
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.enforce.implementations import implementation
 from authpairs.errors import AuthpairsError
+from authpairs.review.interfaces import RENDERING_KEY
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
-from authpairs.review.reviewers import BaselineReviewer, Reviewer
+from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig, header_config
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
@@ -407,6 +408,24 @@ def recheck_templates(report: AuditReport, templates: dict[str, str],
                    f"{', '.join(changed)}")
 
 
+def as_recorded(report: AuditReport, reviewer: Reviewer,
+                template_hashes: dict[str, str]) -> Reviewer:
+    """The rebuilt ``reviewer`` as the version that wrote the run header's ``template_hashes``
+    rendered and parsed (:meth:`~authpairs.review.interfaces.ReviewInterface.as_recorded`), so
+    honest records made before a rendering changed are re-checked by the rules they were made
+    under; the report names the earlier rendering among what it checked."""
+    if not isinstance(reviewer, ModelReviewer):
+        return reviewer
+    interface = reviewer.interface.as_recorded(template_hashes)
+    if interface is reviewer.interface:
+        return reviewer
+    earlier = interface.template_hashes().get(RENDERING_KEY, "none declared")
+    current = reviewer.interface.rendering()
+    report.count(f"run recorded under an earlier rendering of {interface.name} "
+                 f"({earlier}; now {current}), re-checked under it")
+    return ModelReviewer(interface, reviewer.backend, reviewer.sampling)
+
+
 def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
               load_dataset: Callable[[RunConfig], Dataset] | None = None,
               allow_incomplete: bool = False) -> AuditReport:
@@ -444,6 +463,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")
         return report
+    reviewer = as_recorded(report, reviewer, info.template_sha256)
     render: Callable[[PublicCase], ChatRequest] = reviewer.render
     parse: Callable[[ChatResponse], ReviewOutcome] = reviewer.parse
     recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
@@ -473,6 +493,7 @@ __all__ = [
     "AuditReport",
     "Finding",
     "RecordedOutcome",
+    "as_recorded",
     "audit_run",
     "baseline_parser",
     "outcome_difference",

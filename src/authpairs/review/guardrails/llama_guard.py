@@ -34,6 +34,7 @@ from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.llama_vocab import llama_tokenizer, user_turn_tokens
 from authpairs.review.guardrails.native import NativeInterface
+from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
 CATEGORY_CODES = ("S1",)
@@ -63,6 +64,19 @@ class LlamaGuardInterface(NativeInterface):
         self.assistant_blank_line = bool(assistant_blank_line)
         self.prompt = prompt
         self.sends_text = prompt == "text"
+
+    def rendering(self) -> str | None:
+        """Token ids: the prompt is Meta's chat format over Meta's tokenizer."""
+        return "llama-guard 2: token ids"
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> ReviewInterface:
+        """A header without this rendering was written before token ids: its records are
+        re-checked by :class:`~authpairs.review.guardrails.earlier.EarlierLlamaGuard`."""
+        if RENDERING_KEY in template_hashes:
+            return self
+        from authpairs.review.guardrails.earlier import EarlierLlamaGuard
+
+        return EarlierLlamaGuard(self.version, self.assistant_blank_line)
 
     def prompt_tokens(self, case: PublicCase) -> list[int]:
         """Meta's chat format of the Llama Guard prompt as one user message, ending after the

@@ -35,6 +35,7 @@ from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.labels import split_think, think_as_reasoning
 from authpairs.review.guardrails.native import NativeInterface
+from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import ascii_lower, parse_json_object
 
@@ -79,13 +80,28 @@ class NemotronSafetyInterface(NativeInterface):
         "safe/unharmful -> ALLOW, unsafe/harmful -> BLOCK")
 
     def __init__(self, family: str = "content-safety", thinking: bool = True,
-                 categories: bool = False) -> None:
+                 categories: bool | None = None) -> None:
         if family not in FAMILIES:
             raise ReviewerError(f"nemotron-safety: family must be one of {', '.join(FAMILIES)}, "
                                 f"not {family!r}")
         self.family = family
         self.thinking = bool(thinking) and family != "nemoguard-8b"
         self.categories = bool(categories)
+        self.categories_given = categories is not None
+
+    def rendering(self) -> str | None:
+        """content-safety without ``categories`` written: NeMo's custom-policy mode
+        (``/no_categories``; versions before sent ``/categories`` by default)."""
+        if self.family == "content-safety" and not self.categories_given:
+            return "nemotron-safety 2: custom policy without /categories by default"
+        return None
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> ReviewInterface:
+        """A header without :meth:`rendering`'s name, where this interface declares one, was
+        written when ``categories`` defaulted to true: its requests sent ``/categories``."""
+        if self.rendering() is None or RENDERING_KEY in template_hashes:
+            return self
+        return NemotronSafetyInterface(self.family, self.thinking, categories=True)
 
     def templates(self) -> list[str]:
         """The template files this family renders."""

@@ -32,6 +32,7 @@ Anything Harmony raises, a Rust panic included, is unavailable.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
@@ -40,6 +41,7 @@ from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.native import NativeInterface
+from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import FATAL, guarded
 
@@ -169,6 +171,19 @@ class SafeguardInterface(NativeInterface):
         self.prompt = prompt
         self.sends_text = prompt == "text"
 
+    def rendering(self) -> str:
+        """Token ids: the prompt sent as ids (``prompt: tokens``), the answer read from ids."""
+        return "safeguard 2: token ids"
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> ReviewInterface:
+        """A header without this rendering was written before token ids: its records are
+        re-checked by :class:`~authpairs.review.guardrails.earlier.EarlierSafeguard`."""
+        if RENDERING_KEY in template_hashes:
+            return self
+        from authpairs.review.guardrails.earlier import EarlierSafeguard
+
+        return EarlierSafeguard(self.reasoning_effort, self.rendering_date)
+
     def prompt_tokens(self, case: PublicCase) -> list[int]:
         """Harmony's rendering of system/developer/user for completion by the assistant: token
         ids, every message's content encoded as plain text."""
@@ -219,24 +234,13 @@ class SafeguardInterface(NativeInterface):
     def parse_response(self, response: ChatResponse) -> ReviewOutcome:
         """Harmony's parser over the token ids; the single final message must be exactly ``0``
         or ``1``. Without token ids, :meth:`parse_text` (unavailable)."""
-        import openai_harmony
-
         ids = response.output_token_ids
         if ids is None:
             return self.parse_text(response.text or "", response.finish_reason)
         problem = harmony_tokens_problem(ids)
         if problem is not None:
             return problem
-        try:
-            messages = parse_harmony_tokens(ids)
-        except openai_harmony.HarmonyError as exc:
-            return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
-        except FATAL:
-            raise
-        except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
-            return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
-                                             f"Harmony raised {type(exc).__name__}")
-        return final_label(messages)
+        return harmony_outcome(lambda: ids)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """Text alone never decides: a final header written as ordinary characters inside the
@@ -245,6 +249,23 @@ class SafeguardInterface(NativeInterface):
             ReasonCode.NO_TOKEN_IDS, "the answer came as text without its token ids, so a "
             "final-channel header cannot be told from characters written inside the reasoning "
             "(vLLM returns them with return_token_ids, llama.cpp with logprobs)")
+
+
+def harmony_outcome(read: Callable[[], list[int]]) -> ReviewOutcome:
+    """The decision of the completion whose token ids ``read`` gives, read by Harmony's parser
+    (:func:`final_label`); what Harmony raises, a Rust panic included, is unavailable."""
+    import openai_harmony
+
+    try:
+        messages = parse_harmony_tokens(read())
+    except openai_harmony.HarmonyError as exc:
+        return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
+    except FATAL:
+        raise
+    except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
+        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
+                                         f"Harmony raised {type(exc).__name__}")
+    return final_label(messages)
 
 
 def final_label(messages: list[Any]) -> ReviewOutcome:
