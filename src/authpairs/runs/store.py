@@ -383,7 +383,9 @@ class RecordStore:
         """Create the run, or return the stored one when the same configuration resumes it.
 
         Raises :class:`RecordStoreError` when the run id exists with another configuration,
-        another dataset manifest or another set of expected cases. Two processes starting the
+        another dataset manifest, another set of expected cases, or another rendering (template
+        hashes, including an interface's declared rendering: the same configuration rendered by
+        a version whose requests or parsing differ). Two processes starting the
         same run at once both succeed: the header is inserted once, atomically.
         """
         row = {
@@ -421,6 +423,14 @@ class RecordStore:
             raise RecordStoreError(
                 f"run '{info.run_id}' already exists in {self.path} for a different set of "
                 "cases (split or limit changed); choose another --run-id")
+        if existing.template_sha256 != info.template_sha256:
+            changed = sorted(k for k in set(existing.template_sha256) | set(info.template_sha256)
+                             if existing.template_sha256.get(k) != info.template_sha256.get(k))
+            raise RecordStoreError(
+                f"run '{info.run_id}' already exists in {self.path} rendered another way "
+                f"(templates or rendering changed since it started: {', '.join(changed)}); its "
+                "records and new ones would mix two renderings under one run id; choose another "
+                "--run-id")
         return existing
 
     def run_row(self, run_id: str) -> dict[str, Any] | None:
