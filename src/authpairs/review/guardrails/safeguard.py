@@ -171,7 +171,7 @@ class SafeguardInterface(NativeInterface):
         self.prompt = prompt
         self.sends_text = prompt == "text"
 
-    def rendering(self) -> str:
+    def rendering(self) -> str | None:
         """Token ids: the prompt sent as ids (``prompt: tokens``), the answer read from ids."""
         return "safeguard 2: token ids"
 
