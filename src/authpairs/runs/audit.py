@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -408,22 +408,45 @@ def recheck_templates(report: AuditReport, templates: dict[str, str],
                    f"{', '.join(changed)}")
 
 
+@runtime_checkable
+class RenderedReviewer(Reviewer, Protocol):
+    """A reviewer that is not a model interface but declares its rendering the way
+    :class:`~authpairs.review.interfaces.ReviewInterface` does (the NeMo self-check action)."""
+
+    def rendering(self) -> str | None:
+        """The rendering it declares (kept under the template hashes' rendering key)."""
+        ...
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> Reviewer:
+        """The reviewer as the version that wrote ``template_hashes`` rendered and parsed."""
+        ...
+
+
 def as_recorded(report: AuditReport, reviewer: Reviewer,
                 template_hashes: dict[str, str]) -> Reviewer:
     """The rebuilt ``reviewer`` as the version that wrote the run header's ``template_hashes``
     rendered and parsed (:meth:`~authpairs.review.interfaces.ReviewInterface.as_recorded`), so
     honest records made before a rendering changed are re-checked by the rules they were made
     under; the report names the earlier rendering among what it checked."""
-    if not isinstance(reviewer, ModelReviewer):
+    earlier: Reviewer
+    if isinstance(reviewer, ModelReviewer):
+        interface = reviewer.interface.as_recorded(template_hashes)
+        if interface is reviewer.interface:
+            return reviewer
+        name, current = interface.name, reviewer.interface.rendering()
+        earlier = ModelReviewer(interface, reviewer.backend, reviewer.sampling)
+    elif isinstance(reviewer, RenderedReviewer):  # a guardrail that is not an interface
+        earlier = reviewer.as_recorded(template_hashes)
+        if earlier is reviewer:
+            return reviewer
+        name = str(reviewer.describe().get("guardrail", type(reviewer).__name__))
+        current = reviewer.rendering()
+    else:
         return reviewer
-    interface = reviewer.interface.as_recorded(template_hashes)
-    if interface is reviewer.interface:
-        return reviewer
-    earlier = interface.template_hashes().get(RENDERING_KEY, "none declared")
-    current = reviewer.interface.rendering()
-    report.count(f"run recorded under an earlier rendering of {interface.name} "
-                 f"({earlier}; now {current}), re-checked under it")
-    return ModelReviewer(interface, reviewer.backend, reviewer.sampling)
+    was = earlier.template_hashes().get(RENDERING_KEY, "none declared")
+    report.count(f"run recorded under an earlier rendering of {name} "
+                 f"({was}; now {current}), re-checked under it")
+    return earlier
 
 
 def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
@@ -493,6 +516,7 @@ __all__ = [
     "AuditReport",
     "Finding",
     "RecordedOutcome",
+    "RenderedReviewer",
     "as_recorded",
     "audit_run",
     "baseline_parser",

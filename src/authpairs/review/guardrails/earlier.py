@@ -13,6 +13,9 @@ holds another rendering is never resumed (:meth:`~authpairs.runs.store.RecordSto
   the answer read from its text (re-encoded with every special token allowed).
 * :class:`EarlierLlamaGuard` -- llama-guard before token ids: the decoded prompt sent as text
   (byte-identical to the old template's rendering), the old template's hash.
+* :class:`EarlierNemoSelfCheck` -- nemo-self-check before ``<think>`` handling: the answer's
+  whole text read by NeMo's parser (no ``<think>`` block removed), a case spelling a control
+  token rendered like any other.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.llama_guard import LlamaGuardInterface
 from authpairs.review.guardrails.llama_vocab import llama_tokenizer
 from authpairs.review.guardrails.native import NativeInterface
+from authpairs.review.guardrails.nemo import NemoSelfCheckReviewer
 from authpairs.review.guardrails.safeguard import (
     MAX_HARMONY_CHARS,
     SafeguardInterface,
@@ -110,4 +114,28 @@ class EarlierLlamaGuard(LlamaGuardInterface):
         return ChatRequest(prompt=text, options={"add_special_tokens": False})
 
 
-__all__ = ["EarlierLlamaGuard", "EarlierSafeguard", "harmony_text_problem"]
+class EarlierNemoSelfCheck(NemoSelfCheckReviewer):
+    """nemo-self-check as it rendered and parsed before ``<think>`` handling (audit only)."""
+
+    def __init__(self, current: NemoSelfCheckReviewer) -> None:
+        self.backend = current.backend
+        self.sampling = current.sampling
+        self.rails = current.rails
+        self.settings = current.settings
+        self._inputs = {}
+
+    def rendering(self) -> None:
+        """That version declared no rendering."""
+        return None
+
+    def render(self, case: PublicCase) -> ChatRequest:
+        """NeMo's task prompt, no case refused for the control tokens it spells."""
+        return self.task_request(case)
+
+    def parsed_content(self, text: str, reasoning: str | None) -> str:
+        """The answer's whole text: no ``<think>`` block removed, the reasoning not read."""
+        return text
+
+
+__all__ = ["EarlierLlamaGuard", "EarlierNemoSelfCheck", "EarlierSafeguard",
+           "harmony_text_problem"]

@@ -34,7 +34,9 @@ NeMo's Boolean controls dispatch. The record keeps three cases apart (paper A.2)
 NeMo's ``llm_call`` removes ``<think>`` blocks from the content before its parser reads it, when
 the server reported no reasoning of its own (:func:`nemo_content`). authpairs reads the answer the
 same way, live and in replay: the record keeps the answer as the server sent it, and the parser
-sees what NeMo's parser saw.
+sees what NeMo's parser saw. Runs recorded before (no rendering among the header's template hashes)
+are audited as they were read then
+(:class:`~authpairs.review.guardrails.earlier.EarlierNemoSelfCheck`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerErr
 from authpairs.review.guardrails.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.guardrails.settings import VENDOR, Recommended, settings_record
+from authpairs.review.interfaces import RENDERING_KEY
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import LENGTH_STOPS, finish_outcome, guarded, text_problem
 from authpairs.review.templates import render, template_sha256
@@ -377,6 +380,11 @@ class NemoSelfCheckReviewer:
         The prompt goes to the server as chat messages it templates and tokenises, so a case
         whose public text spells a control token is refused."""
         refuse_control_tokens(GUARDRAIL, case)
+        return self.task_request(case)
+
+    def task_request(self, case: PublicCase) -> ChatRequest:
+        """NeMo's rendering of its task prompt for ``case`` as the request it will send (the
+        inputs kept for :meth:`answer`), whatever the case's text spells."""
         context = case.model_dump(mode="json")
         policy = render("policy.j2", **context).rstrip("\n")
         user_input = render("operation.j2", **context).rstrip("\n")
@@ -444,7 +452,7 @@ class NemoSelfCheckReviewer:
                     ReasonCode.LENGTH, "NeMo: no output before the token limit")
             return ReviewOutcome.unavailable(ReasonCode.EMPTY, "NeMo: no output")
         allowed = getattr(response, "native_allowed", None)
-        content = guarded(lambda: nemo_content(text, response.reasoning), "NeMo llm_call")
+        content = self.parsed_content(text, response.reasoning)
         if isinstance(content, ReviewOutcome):
             return content
         word = recognised_word(content)
@@ -467,13 +475,38 @@ class NemoSelfCheckReviewer:
                 "detail": f"NeMo recognised {word!r} in an answer cut at the token limit"})
         return outcome
 
+    def parsed_content(self, text: str, reasoning: str | None) -> str | ReviewOutcome:
+        """What NeMo's output parser reads of an answer (:func:`nemo_content`), or the
+        unavailable outcome when NeMo's own code fails on it."""
+        return guarded(lambda: nemo_content(text, reasoning), "NeMo llm_call")
+
+    def rendering(self) -> str | None:
+        """``<think>`` blocks read as NeMo's ``llm_call`` reads them, and a case that spells a
+        control token refused."""
+        return "nemo-self-check 2: <think> read as NeMo's llm_call reads it"
+
+    def as_recorded(self, template_hashes: dict[str, str]) -> NemoSelfCheckReviewer:
+        """A header without :meth:`rendering`'s name was written before ``<think>`` handling:
+        its records are re-checked by
+        :class:`~authpairs.review.guardrails.earlier.EarlierNemoSelfCheck`."""
+        if RENDERING_KEY in template_hashes:
+            return self
+        from authpairs.review.guardrails.earlier import EarlierNemoSelfCheck
+
+        return EarlierNemoSelfCheck(self)
+
     def template_hashes(self) -> dict[str, str]:
-        """The self-check prompt (built-in template or the rails folder) and the shared
-        policy/operation templates."""
+        """The self-check prompt (built-in template or the rails folder), the shared
+        policy/operation templates and the :meth:`rendering`, if any."""
         if self.rails is None:
-            return template_sha256([PROMPT_TEMPLATE, "policy.j2", "operation.j2"])
-        return {"nemo_rails": self.rails.sha256,
-                **template_sha256(["policy.j2", "operation.j2", "case.j2"])}
+            hashes = template_sha256([PROMPT_TEMPLATE, "policy.j2", "operation.j2"])
+        else:
+            hashes = {"nemo_rails": self.rails.sha256,
+                      **template_sha256(["policy.j2", "operation.j2", "case.j2"])}
+        rendering = self.rendering()
+        if rendering is not None:
+            hashes[RENDERING_KEY] = rendering
+        return hashes
 
     def describe(self) -> dict[str, Any]:
         """NeMo's version, the prompt's source, every task setting sent and the backend."""
