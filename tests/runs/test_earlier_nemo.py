@@ -25,9 +25,9 @@ from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.runs.api import run_async
 from authpairs.runs.audit import audit_run, reparse
 from authpairs.runs.config import RunConfig
-from authpairs.runs.records import AttemptRecord, stored_json
-from authpairs.runs.store import RecordStore, RecordStoreError
-from tests.runs.test_tamper import _forge
+from authpairs.runs.records import AttemptRecord
+from authpairs.runs.store import RecordStore
+from tests.runs.test_earlier_renderings import assert_not_resumed, forged_answer_findings
 
 pytest.importorskip("nemoguardrails")
 
@@ -144,32 +144,17 @@ def test_the_current_parse_would_have_called_the_think_answers_findings(
 
 
 def test_a_forged_old_nemo_answer_fails_the_audit(old_records: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "records.sqlite"
-    shutil.copyfile(old_records, copy)
-    with RecordStore(copy) as store:
-        conn = store.connection
-        row = next(r for r in store.chain_rows(RUN) if r["entry"] == "attempt"
-                   and AttemptRecord.model_validate_json(str(r["record_json"])).output_text
-                   == THINK)
-        attempt = AttemptRecord.model_validate_json(str(row["record_json"]))
-        forged = attempt.model_copy(update={"output_text": "No"})
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("UPDATE attempts SET record_json=? WHERE run_id=? AND case_id=? AND "
-                     "attempt_no=?", (stored_json(forged), RUN, attempt.case_id,
-                                      attempt.attempt_no))
-        _forge(store, RUN)
-        conn.execute("COMMIT")
-        findings = [str(f) for f in audit_run(store, RUN).findings]
-    assert any(attempt.case_id in f and "[re-parse]" in f for f in findings), findings
+    """A think answer rewritten to a plain 'No' (an ALLOW) against its recorded fallback."""
+    case_id, findings = forged_answer_findings(
+        old_records, tmp_path / "records.sqlite", RUN,
+        lambda attempt: "No" if attempt.output_text == THINK else None)
+    assert any(case_id in f and "[re-parse]" in f for f in findings), findings
 
 
 async def test_an_old_nemo_run_is_not_resumed_under_the_new_rendering(old_records: Path,
                                                                       tmp_path: Path) -> None:
     copy = tmp_path / "records.sqlite"
-    shutil.copyfile(old_records, copy)
-    with pytest.raises(RecordStoreError, match=rf"run '{RUN}' .*rendered another way.*"
-                       r"\(rendering\).*choose another --run-id"):
-        await run_async(_config(copy), progress=False)
+    await assert_not_resumed(old_records, copy, _config(copy))
 
 
 def test_the_nemo_rendering_is_declared_and_its_earlier_form() -> None:

@@ -11,6 +11,7 @@ with every special token allowed, and no rendering among the header's template h
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,34 +140,51 @@ def test_the_current_rules_would_have_called_every_old_decision_a_finding(
         assert outcome.reason_code is ReasonCode.NO_TOKEN_IDS
 
 
-def test_a_forged_old_answer_fails_the_audit(old_records: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "records.sqlite"
-    shutil.copyfile(old_records, copy)
+def forged_answer_findings(records: Path, copy: Path, run: str,
+                           forge: Callable[[AttemptRecord], str | None]) -> tuple[str, list[str]]:
+    """The case id of the first formal attempt of ``run`` whose output ``forge`` rewrites (in a
+    copy of ``records``, every hash recomputed) and the audit's findings on the copy."""
+    shutil.copyfile(records, copy)
     with RecordStore(copy) as store:
         conn = store.connection
-        row = next(r for r in store.chain_rows(RUN) if r["entry"] == "attempt"
-                   and AttemptRecord.model_validate_json(str(r["record_json"])).kind == "formal"
-                   and "final<|message|>0" in str(r["record_json"]))
-        attempt = AttemptRecord.model_validate_json(str(row["record_json"]))
-        forged = attempt.model_copy(update={"output_text": (attempt.output_text or "").replace(
-            "final<|message|>0", "final<|message|>1")})
+        attempts = (AttemptRecord.model_validate_json(str(r["record_json"]))
+                    for r in store.chain_rows(run) if r["entry"] == "attempt")
+        attempt, text = next((a, t) for a in attempts if a.kind == "formal"
+                             for t in [forge(a)] if t is not None)
+        forged = attempt.model_copy(update={"output_text": text})
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("UPDATE attempts SET record_json=? WHERE run_id=? AND case_id=? AND "
-                     "attempt_no=?", (stored_json(forged), RUN, attempt.case_id,
+                     "attempt_no=?", (stored_json(forged), run, attempt.case_id,
                                       attempt.attempt_no))
-        _forge(store, RUN)
+        _forge(store, run)
         conn.execute("COMMIT")
-        findings = [str(f) for f in audit_run(store, RUN).findings]
-    assert any(attempt.case_id in f and "[re-parse]" in f for f in findings), findings
+        return attempt.case_id, [str(f) for f in audit_run(store, run).findings]
+
+
+async def assert_not_resumed(records: Path, copy: Path, config: RunConfig) -> None:
+    """Running ``config`` again on a copy of ``records`` is refused: another rendering."""
+    shutil.copyfile(records, copy)
+    with pytest.raises(RecordStoreError, match=rf"run '{config.run_id}' .*rendered another way"
+                       r".*\(rendering\).*choose another --run-id"):
+        await run_async(config, progress=False)
+
+
+def _to_block(attempt: AttemptRecord) -> str | None:
+    text = attempt.output_text or ""
+    return text.replace("final<|message|>0", "final<|message|>1") if (
+        "final<|message|>0" in text) else None
+
+
+def test_a_forged_old_answer_fails_the_audit(old_records: Path, tmp_path: Path) -> None:
+    case_id, findings = forged_answer_findings(old_records, tmp_path / "records.sqlite", RUN,
+                                               _to_block)
+    assert any(case_id in f and "[re-parse]" in f for f in findings), findings
 
 
 async def test_an_old_run_is_not_resumed_under_the_new_rendering(old_records: Path,
                                                                  tmp_path: Path) -> None:
     copy = tmp_path / "records.sqlite"
-    shutil.copyfile(old_records, copy)
-    with pytest.raises(RecordStoreError, match=rf"run '{RUN}' .*rendered another way.*"
-                       r"\(rendering\).*choose another --run-id"):
-        await run_async(_config(copy), progress=False)
+    await assert_not_resumed(old_records, copy, _config(copy))
 
 
 def test_renderings_declared_and_their_earlier_forms() -> None:
