@@ -52,8 +52,10 @@ class FaultServer:
                  answer: str = '{"decision": "ALLOW"}',
                  close_after_stream: float | None = None,
                  models: list[str] | None = ["m"],  # noqa: B006 (never changed)
-                 port: int = 0) -> None:
+                 port: int = 0, roots: dict[str, str] | None = None) -> None:
         self.models = models
+        self.roots = roots or {}
+        """The path each model was loaded from, listed as ``root`` (as vLLM does)."""
         self.port = port
         """The port to listen on (0: a free one); a server restarted on the same port is the
         same endpoint to a client."""
@@ -120,8 +122,10 @@ class FaultServer:
             if self.models is None or not lines[0].split()[1].endswith("/models"):
                 await self._send(writer, 404, b'{"error": "not found"}')
             else:
-                listed = {"object": "list", "data": [{"id": m, "object": "model"}
-                                                     for m in self.models]}
+                listed = {"object": "list", "data": [
+                    {"id": m, "object": "model", **({"root": self.roots[m]}
+                                                     if m in self.roots else {})}
+                    for m in self.models]}
                 await self._send(writer, 200, json.dumps(listed).encode())
             return True
         try:

@@ -380,6 +380,8 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.param_names = dict(param_names or {})
         self.concurrency_per_endpoint = concurrency_per_endpoint
+        #: What the servers' models endpoints said the model is (filled by :meth:`preflight`).
+        self.served_names: list[str] = []
         self._endpoints = [_Endpoint(u, concurrency_per_endpoint) for u in base_urls]
         headers = {"Content-Type": "application/json"}  # every call POSTs a JSON body
         if api_key:
@@ -430,11 +432,14 @@ class OpenAIBackend:
 
     async def preflight(self, *, check_model: bool = True) -> None:
         """Check every endpoint before a run: its models endpoint answers and lists the model
-        (not checked with ``check_model=False``); see :mod:`authpairs.backends.preflight`."""
+        (not checked with ``check_model=False``); see :mod:`authpairs.backends.preflight`.
+        What the servers say the model is (its id and the path it was loaded from, where they
+        name it) is kept in :attr:`served_names`."""
         for endpoint in self._endpoints:
             async with self._clients.client() as client:
-                await check_models_endpoint(client, endpoint.base_url,
-                                            self.model if check_model else None)
+                names = await check_models_endpoint(client, endpoint.base_url,
+                                                    self.model if check_model else None)
+            self.served_names += [name for name in names if name not in self.served_names]
 
     @contextlib.asynccontextmanager
     async def _slot(self, endpoint: _Endpoint) -> AsyncIterator[None]:

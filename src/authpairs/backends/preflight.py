@@ -83,9 +83,10 @@ def served_models(body: Any) -> list[str] | None:
 
 
 async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
-                                model: str | None) -> None:
+                                model: str | None) -> list[str]:
     """Check an OpenAI-compatible ``base_url``: its models endpoint answers and, when ``model``
-    is given, lists it."""
+    is given, lists it. Returns what the server says that model is: its id and, where the server
+    names it (vLLM's ``root``), the path it was loaded from (empty without ``model``)."""
     url = f"{base_url}/models"
     reply = await _get(client, url, base_url)
     if reply.status_code in (401, 403):
@@ -110,6 +111,11 @@ async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
         raise PreflightError(f"{base_url} does not serve model '{model}'; it serves {served}"
                              f"{more}", hint="pass --model with a served name (for the agent: "
                              "--agent-model)")
+    if model is None:
+        return []
+    entry = next(e for e in reply.json()["data"] if isinstance(e, dict) and e.get("id") == model)
+    root = entry.get("root")
+    return [model, root] if isinstance(root, str) and root and root != model else [model]
 
 
 async def check_reachable(client: httpx.AsyncClient, url: str) -> None:

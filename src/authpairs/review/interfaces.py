@@ -57,6 +57,12 @@ class ReviewInterface:
         interface cannot speak to (called before the backend starts; default: any backend)."""
         return None
 
+    def check_served(self, names: list[str]) -> None:
+        """Refuse, with a :class:`~authpairs.errors.ConfigError`, a model the servers' models
+        endpoints name (``names``: its id and the path it was loaded from) that this interface
+        cannot speak to (called by the run's preflight; default: any model)."""
+        return None
+
     def settings_record(self, sampling: SamplingConfig) -> dict[str, Any] | None:
         """What the run's sampling follows (the vendor's recommendation, the paper's, or
         neither), for the run header; None when the interface has no vendor (default)."""

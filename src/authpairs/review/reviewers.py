@@ -60,8 +60,11 @@ class ModelReviewer:
         return self.interface.render(case)
 
     async def preflight(self) -> None:
-        """Check the backend's endpoints before a run (when it has any to check)."""
+        """Check the backend's endpoints before a run (when it has any to check), then let the
+        interface refuse a model the servers say it cannot speak to
+        (:meth:`~authpairs.review.interfaces.ReviewInterface.check_served`)."""
         await preflight([self.backend])
+        self.interface.check_served(list(getattr(self.backend, "served_names", [])))
 
     async def answer(self, request: ChatRequest) -> ChatResponse:
         """Ask the backend; the interface may separate reasoning from the answer."""

@@ -199,3 +199,29 @@ def test_4x_answers_in_the_published_format(text: str, expected: Decision | Reas
         assert outcome.decision is expected and cookbook_41(text) is expected
     else:
         assert outcome.reason_code is expected
+
+
+@pytest.mark.parametrize(("family", "refused"), [("3.x", True), ("4.x", False)])
+async def test_the_preflight_reads_the_served_models_path(family: str, refused: bool) -> None:
+    """A model served under an alias ('guard') names no family; vLLM's models endpoint says the
+    path it was loaded from (``root``), and the preflight refuses the other family there."""
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.backends.openai_http import OpenAIBackend
+    from authpairs.backends.preflight import PreflightError
+    from authpairs.errors import ConfigError
+    from authpairs.review.interfaces import get_interface
+    from authpairs.review.reviewers import ModelReviewer
+    from tests.backends.fake_server import FaultServer
+
+    interface = get_interface("granite-guardian", {"family": family})
+    async with FaultServer(models=["guard"], roots={
+            "guard": "/models/ibm-granite/granite-guardian-4.1-8b"}) as server, \
+            OpenAIBackend([server.base_url], "guard") as backend:
+        reviewer = ModelReviewer(interface, backend, SamplingConfig())
+        if refused:
+            with pytest.raises(ConfigError, match=r"is Granite Guardian 4\.x") as info:
+                await reviewer.preflight()
+            assert not isinstance(info.value, PreflightError)
+        else:
+            await reviewer.preflight()
+    assert backend.served_names == ["guard", "/models/ibm-granite/granite-guardian-4.1-8b"]

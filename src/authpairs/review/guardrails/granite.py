@@ -117,8 +117,16 @@ class GraniteGuardianInterface(NativeInterface):
     def check_backend(self, backend: BackendConfigBase) -> None:
         """Refuse a family the served model contradicts: a model id or GGUF file that names
         Granite Guardian 4.x with family 3.x configured, or the reverse. A name that says no
-        version (an alias) is not refused."""
-        for name in served_model_names(backend):
+        version (an alias) is not refused here; the preflight asks the server
+        (:meth:`check_served`)."""
+        self.check_served(served_model_names(backend))
+
+    def check_served(self, names: list[str]) -> None:
+        """Refuse a family the model's names contradict: the configured id and GGUF file name
+        before the backend starts, and what the server's models endpoint says the model is (vLLM
+        names the path it was loaded from as ``root``, which catches a model served under an
+        alias) at the preflight."""
+        for name in names:
             served = model_family(name)
             if served is not None and served != self.family:
                 raise ConfigError(
