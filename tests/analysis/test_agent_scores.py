@@ -22,28 +22,19 @@ from tests.analysis.agent_fixtures import (
     record_examples,
 )
 
-from authpairs.agent.calls import CallResult, Proposal
-from authpairs.agent.readback import agent_calls
-from authpairs.analysis.agent_calls import (
-    PROPOSALS,
-    RESULTS,
-    AgentRunError,
-    CaseFacts,
-    StackCall,
-    offered_cases,
-    read_calls,
-)
+from authpairs.analysis.agent_calls import CaseFacts, offered_cases
 from authpairs.analysis.agent_compare import compare_stacks
 from authpairs.analysis.agent_scores import (
     AgentRunScore,
-    NotAnAgentRunError,
     StackOutcome,
     load_agent_score,
     stack_case,
     stack_cases,
 )
+from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.enforce.effect_record import EffectRecord
+from authpairs.runs.records import AgentCall
 from authpairs.runs.store import RecordStore
 
 D, B, U, E = (StackOutcome.AGENT_DECLINED, StackOutcome.GUARDRAIL_BLOCKED,
@@ -93,7 +84,7 @@ def test_no_decision_and_a_refused_execution_are_unavailable(records: Path) -> N
     assert [(c.case_id, c.outcome, c.went_through) for c in score.cases] == [
         (L_REFUND, U, False), (F_REFUND, U, False)]
     with RecordStore(records, readonly=True) as store:
-        results = [c.result for c in read_calls(store, "errors")]
+        results = [c.result for c in store.agent_calls("errors")]
     assert sorted(results) == ["blocked", "failed", "unavailable"]
 
 
@@ -131,9 +122,9 @@ def test_grouped_scores_add_up(records: Path) -> None:
     assert by_label["lawful"].forbidden.n == 0 and by_label["lawful"].lawful.n == 4
 
 
-def _call(no: int, result: str, proposal: str = "case_operation", **fields: Any) -> StackCall:
+def _call(no: int, result: str, proposal: str = "case_operation", **fields: Any) -> AgentCall:
     """A call as recorded: ``fields`` are its status, decision and effect."""
-    return StackCall.model_validate({"case_id": "c", "call_no": no, "tool": "t",
+    return AgentCall.model_validate({"run_id": "r", "case_id": "c", "call_no": no, "tool": "t",
                                      "proposal": proposal, "result": result, **fields})
 
 
@@ -187,16 +178,6 @@ def test_a_call_for_a_case_not_offered_is_refused() -> None:
         stack_cases({"c": LAWFUL}, [_call(1, **EXECUTED).model_copy(update={"case_id": "x"})])
 
 
-def test_the_call_values_are_the_agent_layers(records: Path) -> None:
-    assert set(PROPOSALS) == {p.value for p in Proposal} - {Proposal.NONE.value}
-    assert set(RESULTS) == {r.value for r in CallResult}
-    with RecordStore(records, readonly=True) as store:
-        full = agent_calls(store, "crafted")
-        read = read_calls(store, "crafted")
-    assert [(c.case_id, c.call_no, c.proposal.value, c.result.value, c.effect) for c in full] == \
-        [(c.case_id, c.call_no, c.proposal, c.result, c.effect) for c in read]
-
-
 def test_labels_of_cases_without_a_record_come_from_the_checked_dataset(
         records: Path) -> None:
     with RecordStore(records, readonly=True) as store:
@@ -225,7 +206,7 @@ def test_a_guardrail_run_is_not_an_agent_run(records: Path) -> None:
 
     run({"dataset": "examples", "reviewer": {"baseline": "always-block"},
          "records": str(records), "run_id": "plain"})
-    with pytest.raises(NotAnAgentRunError, match="'plain' is not an agent run"):
+    with pytest.raises(AgentRunError, match="'plain' is not an agent run"):
         agent_score(f"{records}::plain")
 
 

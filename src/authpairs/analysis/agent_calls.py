@@ -1,11 +1,9 @@
-"""Reading an agent run for analysis: its tool calls and the cases it offered.
+"""The cases an agent run offered, for analysis.
 
-An agent run (``authpairs mcp serve``, ``authpairs run --agent``) stores every tool call in the
-``agent_calls`` table (the row model is :class:`authpairs.agent.calls.AgentCall`, one layer
-above analysis) and one case record per case with a reviewed call. Analysis reads what it needs
-of each call here -- the case, the call number, what the agent proposed, what became of the call
-and the enforcement record -- after checking the row against its stored SHA-256, as
-:func:`authpairs.agent.readback.agent_calls` does.
+An agent run (``authpairs mcp serve``, ``authpairs run --agent``) stores every tool call
+(:class:`~authpairs.runs.records.AgentCall`, read with
+:meth:`~authpairs.runs.store.RecordStore.agent_calls`) and one case record per case with a
+reviewed call.
 
 A case the agent made no reviewed call for has no case record, so its reference label is read
 from the run's dataset (:func:`offered_cases`), which must still be the one the run served: the
@@ -16,84 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from authpairs.enforce.effect_record import EffectRecord
-from authpairs.errors import AnalysisError
-from authpairs.review.outcome import Decision, OutcomeStatus
-from authpairs.runs.chain import read_hashed
+from authpairs.analysis.runref import AgentRunError
 from authpairs.runs.records import CaseRecord, RunInfo
-from authpairs.runs.store import RecordStore
-
-ProposalValue = Literal["case_operation", "other_operation"]
-"""What a call proposed (:class:`authpairs.agent.calls.Proposal`, without ``none``)."""
-ResultValue = Literal["executed", "allowed", "failed", "blocked", "unavailable", "invalid"]
-"""What became of a call (:class:`authpairs.agent.calls.CallResult`)."""
-
-PROPOSALS: tuple[str, ...] = ("case_operation", "other_operation")
-"""Every value of :data:`ProposalValue`."""
-RESULTS: tuple[str, ...] = ("executed", "allowed", "failed", "blocked", "unavailable",
-                            "invalid")
-"""Every value of :data:`ResultValue`."""
-THROUGH_RESULTS = frozenset({"executed", "allowed"})
-"""Results of a call that went through: executed in the sandbox, or ALLOW where nothing was
-enforced (the one definition, :attr:`CaseRecord.went_through`)."""
-
-
-class AgentRunError(AnalysisError):
-    """An agent run cannot be analysed as asked (not an agent run, calls unreadable, the
-    dataset no longer the one served)."""
-
-
-class StackCall(BaseModel):
-    """The part of one recorded tool call that scoring reads."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    case_id: str
-    call_no: int
-    tool: str
-    proposal: ProposalValue
-    result: ResultValue
-    status: OutcomeStatus | None = None
-    decision: Decision | None = None
-    effect: EffectRecord | None = None
-
-    @property
-    def reviewed(self) -> bool:
-        """The call reached the reviewer (every result but ``invalid``)."""
-        return self.result != "invalid"
-
-    @property
-    def went_through(self) -> bool:
-        """The call went through the enforcement point (executed, or allowed unenforced)."""
-        return self.result in THROUGH_RESULTS
-
-    @property
-    def usable_block(self) -> bool:
-        """The reviewer's usable decision was BLOCK (an abstention is not)."""
-        return self.status is OutcomeStatus.DECISION and self.decision is Decision.BLOCK
-
-    @property
-    def own_operation(self) -> bool:
-        """The call was the case's own operation (same tool, same arguments)."""
-        return self.proposal == "case_operation"
-
-
-def is_agent_run(info: RunInfo) -> bool:
-    """Whether the run header marks an agent run (it holds ``agent``)."""
-    return isinstance(info.config.get("agent"), dict)
-
-
-def read_calls(store: RecordStore, run_id: str) -> list[StackCall]:
-    """The recorded tool calls of ``run_id``, by case and call number. A row whose text does
-    not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
-    return [read_hashed(text, digest, StackCall,
-                        f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'",
-                        "stored call")
-            for case_id, call_no, text, digest in store.agent_call_rows(run_id)]
 
 
 @dataclass(frozen=True)

@@ -38,24 +38,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from authpairs.analysis.agent_calls import (
-    AgentRunError,
-    CaseFacts,
-    StackCall,
-    is_agent_run,
-    offered_cases,
-    read_calls,
-)
+from authpairs.analysis.agent_calls import CaseFacts, offered_cases
 from authpairs.analysis.defaults import DEFAULT_RECORDS
 from authpairs.analysis.notebook import NotebookView, TableView, fraction
 from authpairs.analysis.runref import (
+    AgentRunError,
     RunNotFoundError,
     load_records_and_info,
     parse_run_ref,
     unverified_loaded,
 )
 from authpairs.analysis.scoring import RECORD_GROUPS
-from authpairs.errors import AnalysisError
+from authpairs.runs.records import AgentCall
 from authpairs.runs.store import RecordStore
 
 
@@ -152,10 +146,10 @@ _CASE_COLUMNS = ("case_id", "label", "split", "cluster", "outcome", "operation",
 """The columns of one :meth:`StackCase.to_dict` row before the case attributes."""
 
 
-def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[StackCall]) -> StackCase:
+def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[AgentCall]) -> StackCase:
     """The stack outcome of one case from its calls (any order; sorted by call number)."""
     ordered = sorted(calls, key=lambda c: c.call_no)
-    reviewed = [c for c in ordered if c.reviewed]
+    reviewed = [c for c in ordered if c.reached_reviewer]
     through = [c for c in reviewed if c.went_through]
     own = [c for c in through if c.own_operation]
     if through:
@@ -176,10 +170,10 @@ def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[StackCall]) -> St
                      any(c.own_operation for c in ordered), verified)
 
 
-def stack_cases(facts: Mapping[str, CaseFacts], calls: Iterable[StackCall]) -> list[StackCase]:
+def stack_cases(facts: Mapping[str, CaseFacts], calls: Iterable[AgentCall]) -> list[StackCase]:
     """The stack outcome of every offered case (``facts``, in that order); calls for a case
     not offered are an error of the records (ValueError)."""
-    by_case: dict[str, list[StackCall]] = {case_id: [] for case_id in facts}
+    by_case: dict[str, list[AgentCall]] = {case_id: [] for case_id in facts}
     for call in calls:
         if call.case_id not in by_case:
             raise ValueError(f"a call for case '{call.case_id}', which the run did not offer")
@@ -418,22 +412,18 @@ class AgentRunScore(NotebookView):
         return [*_CASE_COLUMNS, *extra], rows
 
 
-class NotAnAgentRunError(AnalysisError):
-    """A run given where an agent run is needed (or the other way round)."""
-
-
 def load_agent_score(address: str, default_records: str | Path = DEFAULT_RECORDS
                      ) -> AgentRunScore:
     """Load an agent run (``RUN_ID`` or ``PATH::RUN_ID``; its chain checked as every loader
     checks it) and score its stack. A run that is not an agent run is a
-    :class:`NotAnAgentRunError`."""
+    :class:`AgentRunError`."""
     ref = parse_run_ref(address, default_records)
     info, records = load_records_and_info(ref)
-    if not is_agent_run(info):
-        raise NotAnAgentRunError(f"{ref.path}: run '{ref.run_id}' is not an agent run (its "
+    if not info.is_agent_run:
+        raise AgentRunError(f"{ref.path}: run '{ref.run_id}' is not an agent run (its "
                                  "header has no 'agent'); score it with 'authpairs score'")
     with RecordStore(ref.path, readonly=True) as store:
-        calls = read_calls(store, ref.run_id)
+        calls = store.agent_calls(ref.run_id)
     facts = offered_cases(info, records)
     try:
         cases = stack_cases(facts, calls)
@@ -451,4 +441,4 @@ def run_is_agent(address: str, default_records: str | Path = DEFAULT_RECORDS) ->
         raise RunNotFoundError(f"{ref.path}: records file not found (run '{ref.run_id}')")
     with RecordStore(ref.path, readonly=True) as store:
         info = store.get_run(ref.run_id)
-    return info is not None and is_agent_run(info)
+    return info is not None and info.is_agent_run

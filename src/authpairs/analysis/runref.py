@@ -30,11 +30,13 @@ class RunNotFoundError(RecordsError, LookupError):
 
 
 class AgentRunError(AnalysisError):
-    """An agent run was given where a guardrail run's case records are analysed: its case
-    records leave out every case the agent declined, so they are scored as a stack instead."""
+    """A run cannot be analysed as the kind of run asked for: an agent run where a guardrail
+    run's case records are analysed (they leave out every case the agent declined), a guardrail
+    run where an agent run is needed, or an agent run whose calls or dataset cannot be read."""
 
     hint = ("'authpairs score RUN' and 'authpairs compare A B' score agent runs as a stack "
-            "(authpairs.agent_score / agent_compare in Python; docs/agents.md)")
+            "(authpairs.agent_score / agent_compare in Python; docs/agents.md); gate, compose "
+            "and contrasts take guardrail runs")
 
 
 class UnverifiedRunError(RecordsError):
@@ -205,8 +207,8 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
 
 
 def refuse_agent_run(ref: RunRef, info: RunInfo) -> None:
-    """Raise :class:`AgentRunError` when the run is an agent run (its header has ``agent``)."""
-    if isinstance(info.config.get("agent"), dict):
+    """Raise :class:`AgentRunError` when the run is an agent run."""
+    if info.is_agent_run:
         raise AgentRunError(f"'{ref.label}' is an agent run: its case records leave out the "
                             "cases the agent declined, so they are not analysed as a "
                             "guardrail run's")

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from authpairs.analysis.agent_calls import is_agent_run
 from authpairs.analysis.agent_compare import (
     FORBIDDEN_KEYS,
     LAWFUL_KEYS,
@@ -38,7 +37,7 @@ STACK_COLUMNS = ("run", "label", "cases", "agent_declined", "guardrail_blocked",
 
 def is_agent(run: ReportRun) -> bool:
     """Whether a report's run is an agent run."""
-    return is_agent_run(run.info)
+    return run.info.is_agent_run
 
 
 def guardrail_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
