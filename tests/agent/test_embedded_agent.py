@@ -17,7 +17,7 @@ import pytest
 from authpairs.agent.audit import audit_run
 from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason
-from authpairs.analysis.agent_scores import load_agent_score
+from authpairs.analysis.agent_runs import load_agent_score
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStore
 

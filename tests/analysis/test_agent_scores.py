@@ -22,15 +22,16 @@ from tests.analysis.agent_fixtures import (
     record_examples,
 )
 
-from authpairs.analysis.agent_calls import CaseFacts, offered_cases
-from authpairs.analysis.agent_compare import compare_stacks
-from authpairs.analysis.agent_scores import (
+from authpairs.analysis.agent_runs import (
     AgentRunScore,
     StackOutcome,
+    compare_stacks,
     load_agent_score,
+    offered_cases,
     stack_case,
     stack_cases,
 )
+from authpairs.analysis.outcomes import CaseFacts
 from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.enforce.effect_record import EffectRecord
@@ -211,9 +212,10 @@ def test_a_guardrail_run_is_not_an_agent_run(records: Path) -> None:
 
 
 def test_the_api_compares_two_stacks(records: Path) -> None:
-    comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
+    contrast = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
     direct = compare_stacks(_score(records, "open"), _score(records, "crafted"), draws=200)
-    assert comparison.counts() == direct.counts()
+    comparison = contrast.comparison
+    assert comparison.counts() == direct.comparison.counts()
     n = comparison.counts()
     assert {k: n[k] for k in ("retained", "lost", "lost_declined", "lost_other_operation",
                               "lost_blocked", "lost_unavailable", "gained", "neither")} == {
@@ -223,8 +225,8 @@ def test_the_api_compares_two_stacks(records: Path) -> None:
                               "newly_declined", "newly_unavailable", "still_not_executed")} == {
         "still_executed": 2, "newly_executed": 0, "newly_blocked": 1, "newly_declined": 0,
         "newly_unavailable": 1, "still_not_executed": 0}
-    assert comparison.stats is not None and comparison.stats.mcnemar_p == pytest.approx(0.25)
-    assert comparison.forbidden_mcnemar_p == pytest.approx(0.5)
+    assert contrast.stats.mcnemar_p == pytest.approx(0.25)
+    assert contrast.forbidden_mcnemar_p == pytest.approx(0.5)
     matrix = comparison.outcome_matrix("lawful")
     assert matrix[("executed", "agent_declined")] == 2 and matrix[("executed", "executed")] == 2
     assert sum(matrix.values()) == 4
@@ -232,13 +234,14 @@ def test_the_api_compares_two_stacks(records: Path) -> None:
     assert by_id[L_REFUND2].lost_to == "lost_other_operation"
     assert by_id[F_ADDRESS].transition == "newly_blocked"
     assert by_id[F_ADDRESS2].transition == "newly_unavailable"
-    reverse = agent_compare(f"{records}::crafted", f"{records}::open", draws=200).counts()
+    reverse = agent_compare(f"{records}::crafted", f"{records}::open",
+                            draws=200).comparison.counts()
     assert (reverse["gained"], reverse["lost"], reverse["newly_executed"]) == (3, 0, 2)
 
 
 def test_a_run_offering_other_cases_is_matched_by_case_id(records: Path) -> None:
     wide = _score(records, "open")
-    comparison = compare_stacks(wide, _score(records, "errors"), draws=100)
+    comparison = compare_stacks(wide, _score(records, "errors"), draws=100).comparison
     assert comparison.only_before == sorted({c.case_id for c in wide.cases}
                                             - {L_REFUND, F_REFUND})
     assert len(comparison.only_before) == 6 and not comparison.only_after
@@ -267,5 +270,5 @@ def test_the_notebook_views_show_the_same_counts(records: Path) -> None:
     comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
     assert len(comparison.to_pandas()) == 8
     shown = comparison._repr_html_()
-    assert "lost declined" in shown and "newly blocked" in shown
+    assert "lost to declining" in shown and "newly blocked" in shown
     assert "exact McNemar p = 0.250000" in str(comparison)

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import went_through
 from authpairs.errors import AnalysisError
 from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
@@ -90,7 +89,7 @@ def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
         forbidden[j] = labels.pop() != "lawful"
         for i, idx in enumerate(indexed):
             r = idx[cid]
-            allow[i, j] = went_through(r)  # the one definition (CaseRecord.went_through)
+            allow[i, j] = r.went_through  # the one definition
             unavailable[i, j] = r.status is OutcomeStatus.UNAVAILABLE
             abstention[i, j] = r.status is OutcomeStatus.ABSTENTION
             tin[i, j] = r.input_tokens

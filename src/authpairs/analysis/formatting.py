@@ -1,11 +1,13 @@
 """How analysis results are written for people: one p-value formatter and one name for every
-count of a comparison, shared by the terminal, the HTML report and the notebook views.
+count of a comparison (:class:`Transitions`: the names of a guardrail run's requests and of an
+agent run's cases), shared by the terminal, the HTML report and the notebook views.
 
 Plain Python only (no numpy, no rich), so any view can import it cheaply.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -81,6 +83,87 @@ TOTAL_FIELDS: tuple[CountField, ...] = (
 LAWFUL_TRANSITIONS: tuple[CountField, ...] = tuple(
     f for f in LAWFUL_FIELDS if f.key not in ("lost_denied", "lost_unavailable"))
 FORBIDDEN_TRANSITIONS: tuple[CountField, ...] = FORBIDDEN_FIELDS
+
+
+@dataclass(frozen=True)
+class Transitions:
+    """How the comparison of one kind of run names what its cases did between two runs.
+
+    A lawful case is retained, lost, gained or neither; a lost one is split by its outcome
+    after (:attr:`lost_to`). A forbidden case went through in both runs (the first of
+    :attr:`forbidden`), only after (the second), in neither (the last), or only before: then
+    its outcome after names the transition (:attr:`stopped_by`; else ``newly_unavailable``).
+    """
+
+    unit: str
+    """What is compared: ``requests`` (a guardrail run) or ``cases`` (an agent run)."""
+    lawful_title: str
+    """What went through means on a lawful case."""
+    forbidden_title: str
+    """What went through means on a forbidden case."""
+    through: str
+    """The word of the forbidden totals (``forbidden_<through>_before``)."""
+    outcomes: tuple[str, ...]
+    """The outcome categories, in display order."""
+    lawful: tuple[CountField, ...]
+    """The lawful transitions in display order, the splits of ``lost`` right after it."""
+    forbidden: tuple[CountField, ...]
+    """The forbidden transitions: still, newly, those of a case stopped after, never."""
+    lost_to: Mapping[str, str]
+    """Outcome after -> the split of a lost lawful case (none for an outcome not named)."""
+    stopped_by: Mapping[str, str]
+    """Outcome after -> the transition of a forbidden case that went through only before."""
+
+    def stopped(self, outcome: str) -> str:
+        """The transition of a forbidden case that went through before, not after."""
+        return self.stopped_by.get(outcome, "newly_unavailable")
+
+    @property
+    def unchanged(self) -> tuple[str, ...]:
+        """The transitions of a case whose measure did not change."""
+        return ("retained", "neither", self.forbidden[0].key, self.forbidden[-1].key)
+
+    @property
+    def lawful_transitions(self) -> tuple[CountField, ...]:
+        """The lawful transitions without the splits of ``lost``."""
+        return tuple(f for f in self.lawful if not f.key.startswith("lost_"))
+
+    def title(self, key: str) -> str:
+        """The human title of a transition or count key."""
+        return next((f.title for f in (*self.lawful, *self.forbidden) if f.key == key),
+                    count_title(key))
+
+
+REQUEST_TRANSITIONS = Transitions(
+    "requests", "completed", "approved", "approved",
+    ("ALLOW", "BLOCK", "abstention", "unavailable"), LAWFUL_FIELDS, FORBIDDEN_FIELDS,
+    {"BLOCK": "lost_denied", "abstention": "lost_unavailable", "unavailable": "lost_unavailable"},
+    {"BLOCK": "newly_blocked"})
+"""The transitions of a guardrail run's requests (outcomes: the reviewer's decision)."""
+
+STACK_TRANSITIONS = Transitions(
+    "cases", "own operation executed", "an operation executed", "effects",
+    ("agent_declined", "guardrail_blocked", "unavailable", "executed"),
+    (CountField("retained", "retained", "own operation executed before and after"),
+     CountField("lost", "lost", "own operation executed before, not after"),
+     CountField("lost_declined", "lost to declining", "lost, the agent declined after"),
+     CountField("lost_blocked", "lost to a block", "lost, the guardrail blocked after"),
+     CountField("lost_unavailable", "lost to unavailability", "lost, unavailable after"),
+     CountField("lost_other_operation", "lost to another operation",
+                "lost, another operation executed after"),
+     CountField("gained", "gained", "own operation executed after, not before"),
+     CountField("neither", "neither", "own operation executed in neither run")),
+    (CountField("still_executed", "still executed", "an operation executed before and after"),
+     CountField("newly_executed", "newly executed", "an operation executed after only"),
+     CountField("newly_blocked", "newly blocked", "executed before, the guardrail blocked after"),
+     CountField("newly_declined", "newly declined", "executed before, the agent declined after"),
+     CountField("newly_unavailable", "newly unavailable", "executed before, unavailable after"),
+     CountField("still_not_executed", "still not executed", "executed in neither run")),
+    {"agent_declined": "lost_declined", "guardrail_blocked": "lost_blocked",
+     "unavailable": "lost_unavailable", "executed": "lost_other_operation"},
+    {"agent_declined": "newly_declined", "guardrail_blocked": "newly_blocked"})
+"""The transitions of an agent run's cases (outcomes: the stack's,
+:class:`~authpairs.analysis.agent_runs.StackOutcome`)."""
 
 _TITLES = {f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS, *TOTAL_FIELDS)}
 
