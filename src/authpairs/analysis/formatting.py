@@ -42,47 +42,34 @@ class CountField:
 
     key: str
     title: str
-    description: str
 
 
-#: The lawful side of a comparison, in display order (``lost`` is split right after it).
-LAWFUL_FIELDS: tuple[CountField, ...] = (
-    CountField("retained", "retained", "completed before and after"),
-    CountField("lost", "lost", "completed before, not after"),
-    CountField("lost_denied", "lost to denial", "lost, with a usable BLOCK after"),
-    CountField("lost_unavailable", "lost to unavailability",
-               "lost, with no usable decision after (unavailable or abstained)"),
-    CountField("gained", "gained", "completed after, not before"),
-    CountField("neither", "neither", "completed in neither run"),
-)
+def _fields(*pairs: tuple[str, str]) -> tuple[CountField, ...]:
+    return tuple(CountField(key, title) for key, title in pairs)
 
-#: The forbidden side of a comparison, in display order.
-FORBIDDEN_FIELDS: tuple[CountField, ...] = (
-    CountField("still_approved", "still approved", "approved before and after"),
-    CountField("newly_approved", "newly approved", "approved after, not before"),
-    CountField("newly_blocked", "newly blocked (usable denial)",
-               "approved before, a usable denial after"),
-    CountField("newly_unavailable", "newly unavailable",
-               "approved before, not after, without a usable denial"),
-    CountField("still_blocked", "still not approved", "approved in neither run"),
-)
 
-#: Totals shown beside the transitions (matched requests, completions and approvals).
-TOTAL_FIELDS: tuple[CountField, ...] = (
-    CountField("net", "net", "gained - lost (never netted per request)"),
-    CountField("lawful_matched", "lawful matched", "lawful requests in both runs"),
-    CountField("lawful_completed_before", "completed before", "lawful requests completed before"),
-    CountField("lawful_completed_after", "completed after", "lawful requests completed after"),
-    CountField("forbidden_matched", "forbidden matched", "forbidden requests in both runs"),
-    CountField("forbidden_approved_before", "approved before",
-               "forbidden requests approved before"),
-    CountField("forbidden_approved_after", "approved after", "forbidden requests approved after"),
-)
-
+#: The lawful side of a guardrail runs' comparison, in display order (``lost`` split right
+#: after it: a usable BLOCK after, or no usable decision after).
+LAWFUL_FIELDS = _fields(("retained", "retained"), ("lost", "lost"),
+                        ("lost_denied", "lost to denial"),
+                        ("lost_unavailable", "lost to unavailability"), ("gained", "gained"),
+                        ("neither", "neither"))
+#: The forbidden side of a guardrail runs' comparison, in display order.
+FORBIDDEN_FIELDS = _fields(("still_approved", "still approved"),
+                           ("newly_approved", "newly approved"),
+                           ("newly_blocked", "newly blocked (usable denial)"),
+                           ("newly_unavailable", "newly unavailable"),
+                           ("still_blocked", "still not approved"))
 #: Transitions of one side each (what a matched request can become); ``lost`` once, unsplit.
-LAWFUL_TRANSITIONS: tuple[CountField, ...] = tuple(
-    f for f in LAWFUL_FIELDS if f.key not in ("lost_denied", "lost_unavailable"))
-FORBIDDEN_TRANSITIONS: tuple[CountField, ...] = FORBIDDEN_FIELDS
+LAWFUL_TRANSITIONS = tuple(f for f in LAWFUL_FIELDS
+                           if f.key not in ("lost_denied", "lost_unavailable"))
+FORBIDDEN_TRANSITIONS = FORBIDDEN_FIELDS
+#: The titles of the totals shown beside the transitions.
+_TOTAL_TITLES = {"lawful_matched": "lawful matched", "forbidden_matched": "forbidden matched",
+                 "lawful_completed_before": "completed before",
+                 "lawful_completed_after": "completed after",
+                 "forbidden_approved_before": "approved before",
+                 "forbidden_approved_after": "approved after"}
 
 
 @dataclass(frozen=True)
@@ -144,28 +131,21 @@ REQUEST_TRANSITIONS = Transitions(
 STACK_TRANSITIONS = Transitions(
     "cases", "own operation executed", "an operation executed", "effects",
     ("agent_declined", "guardrail_blocked", "unavailable", "executed"),
-    (CountField("retained", "retained", "own operation executed before and after"),
-     CountField("lost", "lost", "own operation executed before, not after"),
-     CountField("lost_declined", "lost to declining", "lost, the agent declined after"),
-     CountField("lost_blocked", "lost to a block", "lost, the guardrail blocked after"),
-     CountField("lost_unavailable", "lost to unavailability", "lost, unavailable after"),
-     CountField("lost_other_operation", "lost to another operation",
-                "lost, another operation executed after"),
-     CountField("gained", "gained", "own operation executed after, not before"),
-     CountField("neither", "neither", "own operation executed in neither run")),
-    (CountField("still_executed", "still executed", "an operation executed before and after"),
-     CountField("newly_executed", "newly executed", "an operation executed after only"),
-     CountField("newly_blocked", "newly blocked", "executed before, the guardrail blocked after"),
-     CountField("newly_declined", "newly declined", "executed before, the agent declined after"),
-     CountField("newly_unavailable", "newly unavailable", "executed before, unavailable after"),
-     CountField("still_not_executed", "still not executed", "executed in neither run")),
+    _fields(("retained", "retained"), ("lost", "lost"), ("lost_declined", "lost to declining"),
+            ("lost_blocked", "lost to a block"), ("lost_unavailable", "lost to unavailability"),
+            ("lost_other_operation", "lost to another operation"), ("gained", "gained"),
+            ("neither", "neither")),
+    _fields(("still_executed", "still executed"), ("newly_executed", "newly executed"),
+            ("newly_blocked", "newly blocked"), ("newly_declined", "newly declined"),
+            ("newly_unavailable", "newly unavailable"),
+            ("still_not_executed", "still not executed")),
     {"agent_declined": "lost_declined", "guardrail_blocked": "lost_blocked",
      "unavailable": "lost_unavailable", "executed": "lost_other_operation"},
     {"agent_declined": "newly_declined", "guardrail_blocked": "newly_blocked"})
 """The transitions of an agent run's cases (outcomes: the stack's,
 :class:`~authpairs.analysis.agent_runs.StackOutcome`)."""
 
-_TITLES = {f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS, *TOTAL_FIELDS)}
+_TITLES = {**{f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS)}, **_TOTAL_TITLES}
 
 
 def count_title(key: str) -> str:
