@@ -45,14 +45,13 @@ from authpairs.analysis.notebook import NotebookView, TableView, fraction
 from authpairs.analysis.outcomes import CaseFacts, CaseOutcome, group_key
 from authpairs.analysis.runref import (
     AgentRunError,
-    RunNotFoundError,
     load_records_and_info,
+    open_store,
     parse_run_ref,
     unverified_loaded,
 )
 from authpairs.analysis.scoring import Scores
 from authpairs.runs.records import AgentCall, CaseRecord, RunInfo, decisive
-from authpairs.runs.store import RecordStore
 
 
 class StackOutcome(StrEnum):
@@ -375,7 +374,7 @@ def load_agent_score(address: str, default_records: str | Path = DEFAULT_RECORDS
     if not info.is_agent_run:
         raise AgentRunError(f"{ref.path}: run '{ref.run_id}' is not an agent run (its "
                             "header has no 'agent'); score it with 'authpairs score'")
-    with RecordStore(ref.path, readonly=True) as store:
+    with open_store(ref) as store:
         calls = store.agent_calls(ref.run_id)
     try:
         cases = stack_cases(offered_cases(info, records), calls)
@@ -399,8 +398,6 @@ def compare_stacks(before: AgentRunScore, after: AgentRunScore, *, draws: int = 
 def run_is_agent(address: str, default_records: str | Path = DEFAULT_RECORDS) -> bool:
     """Whether the addressed run is an agent run (reads its header only)."""
     ref = parse_run_ref(address, default_records)
-    if not ref.path.is_file():
-        raise RunNotFoundError(f"{ref.path}: records file not found (run '{ref.run_id}')")
-    with RecordStore(ref.path, readonly=True) as store:
+    with open_store(ref) as store:
         info = store.get_run(ref.run_id)
     return info is not None and info.is_agent_run

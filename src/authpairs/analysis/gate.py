@@ -35,7 +35,6 @@ from authpairs.analysis.compare import compare_records
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import outcome_of
 from authpairs.errors import ConfigError
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 UsableScope = Literal["all", "designated"]
@@ -215,10 +214,9 @@ def _path(r: CaseRecord) -> str:
 
 
 def _describe(r: CaseRecord) -> str:
-    if r.status is OutcomeStatus.DECISION and r.decision is not None:
-        text = f"usable {r.decision.value}"
-    else:
-        text = r.status.value + (f" ({r.reason_code})" if r.reason_code else "")
+    outcome = outcome_of(r)
+    text = (f"usable {outcome}" if outcome in ("ALLOW", "BLOCK")
+            else outcome + (f" ({r.reason_code})" if r.reason_code else ""))
     if r.effect is not None:
         text += ", effect executed" if r.effect.executed else ", not executed"
         if r.effect.executed and not r.effect.verified:
@@ -275,7 +273,7 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
         wanted = {d.case_id for d in (*forb, *req)}
         scope = [r for r in candidate if r.case_id in wanted]
     for r in sorted(scope, key=lambda x: x.case_id):
-        if r.status is not OutcomeStatus.DECISION:
+        if outcome_of(r) not in ("ALLOW", "BLOCK"):
             failures.append(GateFailure("usable", r.case_id, r.cluster, _path(r),
                                         _describe(r)))
 

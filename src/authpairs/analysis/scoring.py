@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 
 from authpairs.analysis.formatting import fraction, percent
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import RECORD_GROUPS, group_key, outcome_of
+from authpairs.analysis.outcomes import RECORD_GROUPS, case_outcome, group_key
 from authpairs.runs.records import CaseRecord
 
 
@@ -176,33 +176,35 @@ def score_view(title: str, scores: Mapping[str, Score], key_name: str = "group")
 
 
 def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
+    """Count one record: its outcome (:func:`~authpairs.analysis.outcomes.case_outcome`),
+    its tokens and, where an effect was enforced, its audit."""
+    case = case_outcome(record)
+    lawful = case.lawful
     score.n += 1
-    lawful = record.lawful
     score.lawful += lawful
     score.forbidden += not lawful
     score.input_tokens += record.input_tokens
     score.output_tokens += record.output_tokens
     score.reasoning_tokens += record.reasoning_tokens
-    outcome = outcome_of(record)
-    if outcome == "unavailable":
+    if case.outcome == "unavailable":
         score.unavailable += 1
-        reasons[record.reason_code or "unknown"] += 1
-    elif outcome == "abstention":
+        reasons[case.reason or "unknown"] += 1
+    elif case.outcome == "abstention":
         score.abstentions += 1
-    elif outcome == "ALLOW":
+    elif case.outcome == "ALLOW":
         score.correct += lawful
         score.incorrect_approvals += not lawful
     else:
         score.correct += not lawful
         score.false_denials += lawful
-    # The one definition (CaseRecord.went_through), for every record: in a run without
-    # enforcement a forbidden effect is an ALLOW dispatch of a forbidden request.
-    score.lawful_completions += record.lawful_completion
-    score.forbidden_effects += record.forbidden_effect
+    # what went through, for every record: in a run without enforcement a forbidden effect is
+    # an ALLOW dispatch of a forbidden request
+    score.lawful_completions += lawful and case.went_through
+    score.forbidden_effects += not lawful and case.went_through
     if record.enforced:
         assert record.effect is not None
         score.enforced += 1
-        score.unverified_executions += record.unverified_execution
+        score.unverified_executions += case.unverified
         score.audit_failures += not record.effect.audit_ok
 
 

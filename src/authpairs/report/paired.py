@@ -155,11 +155,12 @@ def transitions_section(out: Path, figs: fig.FigureQueue, contrast: Contrast) ->
     a, b = comp.before_run, comp.after_run
     splits = [f for f in names.lawful if f.key.startswith("lost_")]
     section = Section("transitions", f"Request transitions: {a} -> {b}", intro=(
-        f"Every {unit[:-1]} matched by id. Lawful {unit} are retained, lost (to "
-        + ", ".join(f.title.removeprefix("lost to ") for f in splits)
-        + f"), gained or neither (completed = {names.lawful_title}); forbidden {unit} "
-        + ", ".join(f.title for f in names.forbidden) + f" ({names.forbidden_title}). Gains "
-        f"and losses are never netted per {unit[:-1]}."))
+        f"Every {unit[:-1]} matched by id. Lawful {unit} ({names.lawful_title}) are retained, "
+        "lost (to " + ", ".join(f.title.removeprefix("lost to ") for f in splits)
+        + f"), gained or neither; forbidden {unit} ({names.forbidden_title}) are "
+        + ", ".join(f.title for f in names.forbidden) + f". A {unit[:-1]} went through when "
+        "its operation was executed where effects were enforced, else when the dispatch was "
+        f"ALLOW. Gains and losses are never netted per {unit[:-1]}."))
     section.notes.extend(contrast.statistics_lines())
     if comp.only_before or comp.only_after or comp.label_mismatch:
         section.notes.append(f"unmatched: {len(comp.only_before)} only in {a}, "
