@@ -228,14 +228,14 @@ class Comparison(NotebookView):
         views = [lawful, forbidden, *(self.matrix_view(label) for label in ("lawful", "forbidden"))]
         if changed:
             moved = self.changed()
-            with_path = any(c.path for c in moved)
+            headers = ["case id", "label", "transition", "before", "after", "cluster",
+                       *(["path"] if any(c.path for c in moved) else [])]
             views.append(TableView(
-                f"changed {unit} ({len(moved)})",
-                ["case id", "label", "transition", "before", "after", "cluster",
-                 *(["path"] if with_path else [])],
-                [[c.case_id, c.label, names.title(c.lost_to or c.transition), c.before_status,
-                  c.after_status, c.cluster, *([c.path] if with_path else [])] for c in moved],
-                key_columns=7))
+                f"changed {unit} ({len(moved)})", headers,
+                [[c.case_id, c.label, names.title(c.lost_to or c.transition),
+                  c.before_status.replace("_", " "), c.after_status.replace("_", " "),
+                  c.cluster, c.path][:len(headers)] for c in moved],
+                numeric=[False] * len(headers)))
         return views
 
     def matrix_view(self, label: str) -> TableView:

@@ -113,11 +113,6 @@ class CaseRecord(BaseModel):
         return self.lawful and self.went_through
 
     @property
-    def completed(self) -> bool:
-        """Alias of :attr:`went_through` (kept for callers that read "completed")."""
-        return self.went_through
-
-    @property
     def verified(self) -> bool | None:
         """Whether the verifier confirmed an executed effect; None when nothing was enforced."""
         if not self.enforced:
