@@ -48,11 +48,6 @@ GATE_HELP = (
     "substitution). Exit code 0 only when every check holds, 1 on failure, 2 on bad input.")
 
 
-def _fail(problem: BaseException | str, code: int = 2) -> typer.Exit:
-    """Print ``problem`` as one ``error:`` line with its hint; the exit to raise."""
-    return input_error(problem, code)
-
-
 def _state_completeness(*states: Completeness) -> list[str]:
     """Print ``n recorded of N expected`` for each run; return the incomplete run ids."""
     for state in states:
@@ -135,11 +130,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         try:
             kinds = agent_runs([run_a, run_b], records)
         except RunNotFoundError as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         if kinds[0] != kinds[1]:
             agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
-            raise _fail(f"'{agent}' is an agent run and '{other}' is not: compare two agent "
-                        "runs (stacks) or two guardrail runs")
+            raise input_error(f"'{agent}' is an agent run and '{other}' is not: compare two "
+                              "agent runs (stacks) or two guardrail runs")
         try:
             if kinds[0]:  # two agent + guardrail stacks, case by case
                 contrast = compare_stacks(load_agent_score(run_a, records),
@@ -156,7 +151,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                         "after_completeness": done_b.to_dict(),
                         "before_records": str(ref_a.path), "after_records": str(ref_b.path)}
         except (RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         comparison = contrast.comparison
         console.print(*contrast.table_views(changed=list_requests),
                       *(comparison.breakdown_view(attribute) for attribute in by or []),
@@ -197,7 +192,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             result = run_study(plan, execute=not analyze_only, progress=progress,
                                origin=str(plan_file), on_cell=announce)
         except (StudyPlanError, ConfigError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         console.print(family_view(result.contrasts, plan.name), crop=False)
         if out is not None:
             write_json(out / "study.json", {
@@ -228,7 +223,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             spec = load_family(family_file)
             results = run_family(spec)
         except (FamilyError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         console.print(family_view(results, spec.name), crop=False)
         if out is not None:
             write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
@@ -286,7 +281,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 loaded[key] = recs
             matrix, results = compose_all(loaded)
         except (RunNotFoundError, CompositionError, GridSpecError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
                           f"were left out:[/] {', '.join(matrix.unmatched)}", soft_wrap=True)
@@ -343,7 +338,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):
-            raise _fail(f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
+            raise input_error(
+                f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
         try:
             ref_a, rec_a, done_a = load_run_checked(baseline, records)
             ref_b, rec_b, done_b = load_run_checked(candidate, records)
@@ -354,7 +350,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 usable_scope="all" if usable_scope == "all" else "designated",
                 baseline_name=ref_a.label, candidate_name=ref_b.label)
         except (RunNotFoundError, GateInputError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         blocked = bool(incomplete) and not allow_incomplete
         if out is not None:
