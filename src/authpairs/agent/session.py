@@ -8,7 +8,7 @@ sandbox and the verifier judges what was executed.
 
 What is recorded, in the run's records file:
 
-* every call: an :class:`~authpairs.agent.calls.AgentCall` (``agent_calls`` table), stored as
+* every call: an :class:`~authpairs.runs.records.AgentCall` (``agent_calls`` table), stored as
   the call finishes, and the reviewer's attempts for it (the ``attempts`` table, numbered on
   across the calls of the case);
 * one case record per case that had a reviewed call, stored when the session closes: the
