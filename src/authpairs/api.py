@@ -29,16 +29,14 @@ from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.errors import AuthpairsError
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderResult
-
     from authpairs.agent.run import AgentRunResult as AgentRunResult
     from authpairs.agent.trajectory import Trajectory as Trajectory
-    from authpairs.analysis.agent_compare import AgentComparison as AgentComparison
-    from authpairs.analysis.agent_scores import AgentRunScore as AgentRunScore
+    from authpairs.analysis.agent_runs import AgentRunScore as AgentRunScore
     from authpairs.analysis.compare import Comparison as Comparison
     from authpairs.analysis.compose import CompositionResult as Composition
     from authpairs.analysis.compose import Compositions as Compositions
     from authpairs.analysis.compose import ReviewerMatrix as ReviewerMatrix
+    from authpairs.analysis.contrast import Contrast as Contrast
     from authpairs.analysis.contrast import compare_runs as compare_runs
     from authpairs.analysis.gate import DesignatedId
     from authpairs.analysis.gate import GateResult as GateResult
@@ -53,11 +51,11 @@ if TYPE_CHECKING:
     from authpairs.runs.store import RecordStore as RecordStore
 
 _TYPES = {
-    "AgentComparison": "authpairs.analysis.agent_compare",
     "AgentRunResult": "authpairs.agent.run",
-    "AgentRunScore": "authpairs.analysis.agent_scores",
+    "AgentRunScore": "authpairs.analysis.agent_runs",
     "CaseRecord": "authpairs.runs.records",
     "Comparison": "authpairs.analysis.compare",
+    "Contrast": "authpairs.analysis.contrast",
     "Composition": "authpairs.analysis.compose:CompositionResult",
     "Compositions": "authpairs.analysis.compose",
     "Dataset": "authpairs.cases.dataset",
@@ -79,7 +77,6 @@ __all__ = [
     "DEFAULT_DRAWS",
     "DEFAULT_RECORDS",
     "DEFAULT_SEED",
-    "AgentComparison",
     "AgentRunResult",
     "AgentRunScore",
     "AuthpairsError",
@@ -87,6 +84,7 @@ __all__ = [
     "Comparison",
     "Composition",
     "Compositions",
+    "Contrast",
     "Dataset",
     "GateResult",
     "ProgressDisplay",
@@ -141,7 +139,7 @@ class RunResult(NotebookView):
     infrastructure_failed: list[str] = field(default_factory=list)
     audit_failures: list[str] = field(default_factory=list)
 
-    def by(self, attribute: str) -> Scores:
+    def by(self, attribute: str) -> Scores[Score]:
         """Scores grouped by a case attribute (``family``, ``domain``, ``split``, ...): a dict
         that shows as the grouped score table."""
         from authpairs.analysis.scoring import score_by
@@ -161,20 +159,13 @@ class RunResult(NotebookView):
                 f"{percent(score.correct, score.n).partition(' ')[0]}), "
                 f"{score.unavailable} unavailable>")
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        """The terminal's score table (``rich.print(result)``)."""
-        from authpairs.report.tables import score_table
-
-        yield score_table(self._title(), {"all": self.scores}, "cases")
-
     def table_views(self) -> list[TableView]:
         """The score table of every case (as ``authpairs run`` prints it) and what this call
         did: cases reviewed now, already recorded, infrastructure and audit failures."""
         from authpairs.analysis.scoring import score_view
-        from authpairs.report.tables import USABLE_CORRECTNESS_NOTE
 
         view = score_view(self._title(), {"all": self.scores}, "cases")
-        notes = [USABLE_CORRECTNESS_NOTE, *view.notes,
+        notes = [*view.notes,
                  f"this call: {self.reviewed_now} reviewed now, {self.already_done} already "
                  "recorded"]
         for what, ids in (("infrastructure failures (no record; run again to retry)",
@@ -337,7 +328,7 @@ def _names(*runs: tuple[Records, str]) -> list[str]:
 
 
 def score(records: Records, by: str | None = None, *,
-          default_records: str | Path = DEFAULT_RECORDS) -> Score | Scores:
+          default_records: str | Path = DEFAULT_RECORDS) -> Score | Scores[Score]:
     """Scores of a run (all cases), or grouped by an attribute when ``by`` is given."""
     from authpairs.analysis.scoring import score_by, score_records
 
@@ -390,18 +381,18 @@ def agent_score(run: str, *, default_records: str | Path = DEFAULT_RECORDS) -> A
     """The agent + guardrail stack score of an agent run (``RUN_ID`` or ``PATH::RUN_ID``):
     every offered case's outcome (agent declined, guardrail blocked, unavailable, executed);
     ``.overall`` and ``.by(attribute)`` give the tables, ``to_pandas()`` one row per case."""
-    from authpairs.analysis.agent_scores import load_agent_score
+    from authpairs.analysis.agent_runs import load_agent_score
 
     return load_agent_score(run, default_records)
 
 
 def agent_compare(before: str, after: str, *, draws: int = DEFAULT_DRAWS,
                   seed: int = DEFAULT_SEED,
-                  default_records: str | Path = DEFAULT_RECORDS) -> AgentComparison:
+                  default_records: str | Path = DEFAULT_RECORDS) -> Contrast:
     """Request-level comparison of two agent runs (two stacks on the same cases): each
-    case's transition of stack outcome, with ``compare``'s statistics."""
-    from authpairs.analysis.agent_compare import compare_stacks
-    from authpairs.analysis.agent_scores import load_agent_score
+    case's transition of stack outcome, with ``compare``'s statistics (the :class:`Contrast`
+    of two guardrail runs, in the stack's names)."""
+    from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
 
     return compare_stacks(load_agent_score(before, default_records),
                           load_agent_score(after, default_records), draws=draws, seed=seed)

@@ -16,8 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from authpairs.agent.audit import audit_run, decisive_call
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
-from authpairs.agent.readback import agent_calls
 from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.cli import app
@@ -25,7 +23,7 @@ from authpairs.review.outcome import Decision, Dispatch
 from authpairs.runs import audit as run_audit
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig, config_from_dict
-from authpairs.runs.records import CaseRecord, stored_json
+from authpairs.runs.records import AgentCall, CallResult, CaseRecord, Proposal, stored_json
 from authpairs.runs.store import RecordStore, header_sha256
 from tests.agent.helpers import FORBIDDEN, LAWFUL, UNTOUCHED, secret_dataset
 from tests.analysis.agent_fixtures import (
@@ -104,7 +102,7 @@ def test_an_untampered_agent_run_passes(recorded: dict[str, Path], name: str) ->
 def test_the_audit_agrees_with_the_session_on_the_decisive_call(
         recorded: dict[str, Path]) -> None:
     with RecordStore(recorded["guardrail"], readonly=True) as store:
-        calls = agent_calls(store, "guardrail")
+        calls = store.agent_calls("guardrail")
         records = {r.case_id: r for r in store.case_records("guardrail")}
     own = [c for c in calls if c.case_id == F_REFUND]
     assert [c.result for c in own] == [CallResult.BLOCKED, CallResult.EXECUTED,

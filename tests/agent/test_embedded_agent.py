@@ -17,7 +17,7 @@ import pytest
 from authpairs.agent.audit import audit_run
 from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason
-from authpairs.analysis.agent_scores import load_agent_score
+from authpairs.analysis.agent_runs import load_agent_score
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStore
 
@@ -65,8 +65,8 @@ async def test_the_embedded_model_as_the_agent(tmp_path: Path) -> None:
     for case in score.cases:
         call = calls.get(case.case_id)
         made = f"{call.tool} {call.arguments} -> {call.result.value}" if call else "no call"
-        lines.append(f"  {case.case_id} {case.label:9} {case.outcome.value:18} "
-                     f"proposed own: {case.proposed_own!s:5} {made}")
+        lines.append(f"  {case.case_id} {case.label:9} {case.outcome:18} "
+                     f"proposed: {case.proposal:5} {made}")
     overall = score.overall
     lines.append(f"  lawful {overall.lawful.to_dict()}")
     lines.append(f"  forbidden {overall.forbidden.to_dict()}")

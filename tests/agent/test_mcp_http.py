@@ -13,8 +13,7 @@ from pathlib import Path
 
 from mcp import Client
 
-from authpairs.agent.calls import CallResult, Proposal
-from authpairs.agent.readback import agent_calls
+from authpairs.runs.records import CallResult, Proposal
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import LAWFUL
 
@@ -71,7 +70,7 @@ async def test_streamable_http_on_loopback(tmp_path: Path) -> None:
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr.decode()
     with RecordStore(records, readonly=True) as store:
-        calls = agent_calls(store, "agent-http")
+        calls = store.agent_calls("agent-http")
         cases = store.case_records("agent-http")
         run = store.get_run("agent-http")
     assert [(c.proposal, c.result, c.selected_by) for c in calls] == [

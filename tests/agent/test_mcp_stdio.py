@@ -14,9 +14,8 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
-from authpairs.agent.readback import agent_calls, case_proposals
-from authpairs.runs.records import CaseRecord
+from authpairs.agent.readback import case_proposals
+from authpairs.runs.records import AgentCall, CallResult, CaseRecord, Proposal
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import FORBIDDEN, LAWFUL, SECRETS, UNTOUCHED, secret_dataset
 
@@ -93,7 +92,7 @@ async def test_a_scripted_agent_over_stdio_is_enforced_and_recorded(tmp_path: Pa
         info = store.get_run("agent-script")
         assert info is not None and info.config["agent"]["mode"] == "mcp"
         assert info.expected_case_ids == sorted([LAWFUL, FORBIDDEN, UNTOUCHED])
-        calls = agent_calls(store, "agent-script")
+        calls = store.agent_calls("agent-script")
         proposals = case_proposals(store, "agent-script")
         cases = {r.case_id: r for r in store.case_records("agent-script")}
         attempts = store.attempts("agent-script")

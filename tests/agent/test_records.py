@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
-from authpairs.agent.readback import agent_calls, case_proposals
+from authpairs.agent.readback import case_proposals
 from authpairs.agent.session import AgentSession, decisive
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.examples import load_examples
@@ -19,7 +18,7 @@ from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.errors import RecordsError
 from authpairs.review.reviewers import BaselineReviewer
 from authpairs.runs.case_runner import CaseRunner
-from authpairs.runs.records import RunInfo, stored_json
+from authpairs.runs.records import AgentCall, CallResult, Proposal, RunInfo, stored_json
 from authpairs.runs.store import SCHEMA_VERSION, RecordStore
 from tests.agent.helpers import LAWFUL
 
@@ -75,13 +74,13 @@ async def test_a_tampered_call_is_refused(tmp_path: Path) -> None:
         session = _session(store, enforcer, "always-allow")
         call = await session.call(LAWFUL, "ledger_transfer", {**REFUND, "amount": "9.00"})
         assert call.proposal is Proposal.OTHER_OPERATION and call.result is CallResult.EXECUTED
-        assert agent_calls(store, "r") == [call]
+        assert store.agent_calls("r") == [call]
         session.close()
     edited = stored_json(call.model_copy(update={"result": CallResult.BLOCKED}))
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE agent_calls SET record_json=?", (edited,))
     with RecordStore(path, readonly=True) as store, pytest.raises(RecordsError, match="SHA-256"):
-        agent_calls(store, "r")
+        store.agent_calls("r")
 
 
 def test_the_decisive_record_is_the_first_that_went_through(tmp_path: Path) -> None:
@@ -116,5 +115,5 @@ async def test_a_reviewer_that_cannot_answer_makes_the_call_unavailable(
         session = AgentSession("r", cases, CaseRunner(reviewer, enforcer=enforcer), store)
         call = await session.call(LAWFUL, "ledger_transfer", REFUND)
         assert call.result is CallResult.UNAVAILABLE and "401" in (call.error or "")
-        assert agent_calls(store, "r") == [call]
+        assert store.agent_calls("r") == [call]
         assert session.close() == []

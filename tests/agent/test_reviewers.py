@@ -6,7 +6,6 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from authpairs.agent.calls import CallResult, Proposal
 from authpairs.agent.session import AgentSession
 from authpairs.backends.base import ChatRequest
 from authpairs.cases.dataset import Dataset
@@ -14,7 +13,7 @@ from authpairs.cases.examples import load_examples
 from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.config import config_from_dict
-from authpairs.runs.records import RunInfo
+from authpairs.runs.records import CallResult, Proposal, RunInfo
 from authpairs.runs.reviewers import make_reviewer
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import FORBIDDEN

@@ -9,9 +9,9 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from authpairs.agent.calls import Proposal
 from authpairs.agent.run import read_agent_run
 from authpairs.cli import app
+from authpairs.runs.records import Proposal
 from tests.agent.agents import by_the_task
 from tests.agent.helpers import FORBIDDEN, LAWFUL, UNTOUCHED
 from tests.loopback import json_service

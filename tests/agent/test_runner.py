@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.run import AgentRunResult, run_agent
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.errors import ConfigError
 from authpairs.runs.config import RunConfig, config_from_dict
+from authpairs.runs.records import AgentCall, CallResult, Proposal
 from authpairs.runs.store import RecordStore
 from tests.agent.helpers import FORBIDDEN, LAWFUL, SECRETS, UNTOUCHED, secret_dataset
 

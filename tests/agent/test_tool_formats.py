@@ -236,7 +236,6 @@ async def test_an_agent_run_in_the_json_schema_format(tmp_path: Path) -> None:
     from mcp import Client
 
     from authpairs.agent.cases import select_cases
-    from authpairs.agent.readback import agent_calls
     from authpairs.agent.serve import open_session
     from authpairs.agent.server import build_server
     from authpairs.runs.records import stored_json
@@ -278,7 +277,7 @@ async def test_an_agent_run_in_the_json_schema_format(tmp_path: Path) -> None:
     assert json.loads(last[5]["content"][len(prefix):])["status"] == "executed"
     assert all(body["response_format"]["json_schema"]["name"] == "step" for body in sent)
     with RecordStore(records, readonly=True) as store:
-        (call,) = agent_calls(store, "agent-steps")
+        (call,) = store.agent_calls("agent-steps")
         report = audit_run(store, "agent-steps")
         info = store.get_run("agent-steps")
     assert (call.tool, call.arguments, call.proposal.value, call.result.value) == (

@@ -22,28 +22,20 @@ from tests.analysis.agent_fixtures import (
     record_examples,
 )
 
-from authpairs.agent.calls import CallResult, Proposal
-from authpairs.agent.readback import agent_calls
-from authpairs.analysis.agent_calls import (
-    PROPOSALS,
-    RESULTS,
-    AgentRunError,
-    CaseFacts,
-    StackCall,
-    offered_cases,
-    read_calls,
-)
-from authpairs.analysis.agent_compare import compare_stacks
-from authpairs.analysis.agent_scores import (
+from authpairs.analysis.agent_runs import (
     AgentRunScore,
-    NotAnAgentRunError,
     StackOutcome,
+    compare_stacks,
     load_agent_score,
+    offered_cases,
     stack_case,
     stack_cases,
 )
+from authpairs.analysis.outcomes import CaseFacts
+from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.enforce.effect_record import EffectRecord
+from authpairs.runs.records import AgentCall
 from authpairs.runs.store import RecordStore
 
 D, B, U, E = (StackOutcome.AGENT_DECLINED, StackOutcome.GUARDRAIL_BLOCKED,
@@ -93,7 +85,7 @@ def test_no_decision_and_a_refused_execution_are_unavailable(records: Path) -> N
     assert [(c.case_id, c.outcome, c.went_through) for c in score.cases] == [
         (L_REFUND, U, False), (F_REFUND, U, False)]
     with RecordStore(records, readonly=True) as store:
-        results = [c.result for c in read_calls(store, "errors")]
+        results = [c.result for c in store.agent_calls("errors")]
     assert sorted(results) == ["blocked", "failed", "unavailable"]
 
 
@@ -131,9 +123,9 @@ def test_grouped_scores_add_up(records: Path) -> None:
     assert by_label["lawful"].forbidden.n == 0 and by_label["lawful"].lawful.n == 4
 
 
-def _call(no: int, result: str, proposal: str = "case_operation", **fields: Any) -> StackCall:
+def _call(no: int, result: str, proposal: str = "case_operation", **fields: Any) -> AgentCall:
     """A call as recorded: ``fields`` are its status, decision and effect."""
-    return StackCall.model_validate({"case_id": "c", "call_no": no, "tool": "t",
+    return AgentCall.model_validate({"run_id": "r", "case_id": "c", "call_no": no, "tool": "t",
                                      "proposal": proposal, "result": result, **fields})
 
 
@@ -187,16 +179,6 @@ def test_a_call_for_a_case_not_offered_is_refused() -> None:
         stack_cases({"c": LAWFUL}, [_call(1, **EXECUTED).model_copy(update={"case_id": "x"})])
 
 
-def test_the_call_values_are_the_agent_layers(records: Path) -> None:
-    assert set(PROPOSALS) == {p.value for p in Proposal} - {Proposal.NONE.value}
-    assert set(RESULTS) == {r.value for r in CallResult}
-    with RecordStore(records, readonly=True) as store:
-        full = agent_calls(store, "crafted")
-        read = read_calls(store, "crafted")
-    assert [(c.case_id, c.call_no, c.proposal.value, c.result.value, c.effect) for c in full] == \
-        [(c.case_id, c.call_no, c.proposal, c.result, c.effect) for c in read]
-
-
 def test_labels_of_cases_without_a_record_come_from_the_checked_dataset(
         records: Path) -> None:
     with RecordStore(records, readonly=True) as store:
@@ -225,14 +207,15 @@ def test_a_guardrail_run_is_not_an_agent_run(records: Path) -> None:
 
     run({"dataset": "examples", "reviewer": {"baseline": "always-block"},
          "records": str(records), "run_id": "plain"})
-    with pytest.raises(NotAnAgentRunError, match="'plain' is not an agent run"):
+    with pytest.raises(AgentRunError, match="'plain' is not an agent run"):
         agent_score(f"{records}::plain")
 
 
 def test_the_api_compares_two_stacks(records: Path) -> None:
-    comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
+    contrast = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
     direct = compare_stacks(_score(records, "open"), _score(records, "crafted"), draws=200)
-    assert comparison.counts() == direct.counts()
+    comparison = contrast.comparison
+    assert comparison.counts() == direct.comparison.counts()
     n = comparison.counts()
     assert {k: n[k] for k in ("retained", "lost", "lost_declined", "lost_other_operation",
                               "lost_blocked", "lost_unavailable", "gained", "neither")} == {
@@ -242,8 +225,8 @@ def test_the_api_compares_two_stacks(records: Path) -> None:
                               "newly_declined", "newly_unavailable", "still_not_executed")} == {
         "still_executed": 2, "newly_executed": 0, "newly_blocked": 1, "newly_declined": 0,
         "newly_unavailable": 1, "still_not_executed": 0}
-    assert comparison.stats is not None and comparison.stats.mcnemar_p == pytest.approx(0.25)
-    assert comparison.forbidden_mcnemar_p == pytest.approx(0.5)
+    assert contrast.stats.mcnemar_p == pytest.approx(0.25)
+    assert contrast.forbidden_mcnemar_p == pytest.approx(0.5)
     matrix = comparison.outcome_matrix("lawful")
     assert matrix[("executed", "agent_declined")] == 2 and matrix[("executed", "executed")] == 2
     assert sum(matrix.values()) == 4
@@ -251,13 +234,14 @@ def test_the_api_compares_two_stacks(records: Path) -> None:
     assert by_id[L_REFUND2].lost_to == "lost_other_operation"
     assert by_id[F_ADDRESS].transition == "newly_blocked"
     assert by_id[F_ADDRESS2].transition == "newly_unavailable"
-    reverse = agent_compare(f"{records}::crafted", f"{records}::open", draws=200).counts()
+    reverse = agent_compare(f"{records}::crafted", f"{records}::open",
+                            draws=200).comparison.counts()
     assert (reverse["gained"], reverse["lost"], reverse["newly_executed"]) == (3, 0, 2)
 
 
 def test_a_run_offering_other_cases_is_matched_by_case_id(records: Path) -> None:
     wide = _score(records, "open")
-    comparison = compare_stacks(wide, _score(records, "errors"), draws=100)
+    comparison = compare_stacks(wide, _score(records, "errors"), draws=100).comparison
     assert comparison.only_before == sorted({c.case_id for c in wide.cases}
                                             - {L_REFUND, F_REFUND})
     assert len(comparison.only_before) == 6 and not comparison.only_after
@@ -286,5 +270,5 @@ def test_the_notebook_views_show_the_same_counts(records: Path) -> None:
     comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=200)
     assert len(comparison.to_pandas()) == 8
     shown = comparison._repr_html_()
-    assert "lost declined" in shown and "newly blocked" in shown
+    assert "lost to declining" in shown and "newly blocked" in shown
     assert "exact McNemar p = 0.250000" in str(comparison)

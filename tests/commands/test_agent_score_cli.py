@@ -116,11 +116,11 @@ def test_compare_two_agent_runs(records: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", "open", "crafted", "--records", str(records),
                                  "--draws", "300", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    expected = agent_compare(f"{records}::open", f"{records}::crafted", draws=300)
+    expected = agent_compare(f"{records}::open", f"{records}::crafted", draws=300).comparison
     n = expected.counts()
     assert "open -> crafted: lawful cases (own operation executed)" in result.output
-    assert "lawful cases: stack outcome before (rows) -> after (columns)" in result.output
-    assert f"changed cases ({sum(c.changed for c in expected.changes)})" in result.output
+    assert "lawful cases: outcome before (rows) -> after (columns)" in result.output
+    assert f"changed cases ({len(expected.changed())})" in result.output
     assert re.search(r"lost 3, gained 0, net -3 of 4 lawful", result.output)
     assert "newly executed 0, newly stopped 2; exact McNemar p = 0.500000" in result.output
     data = json.loads((tmp_path / "comparison.json").read_text())

@@ -1,6 +1,7 @@
 """The report's section for agent runs: each run's stack table (the numbers of ``authpairs
-score``), the transitions of two compared agent runs (those of ``authpairs compare``), an
-offline page, and one error for an agent run compared with a guardrail run."""
+score``), the transitions of two compared agent runs (those of ``authpairs compare``, in the
+report's one transitions section), an offline page, and one error for an agent run compared
+with a guardrail run."""
 
 from __future__ import annotations
 
@@ -16,12 +17,6 @@ from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
 from tests.agent_records import record_agent_and_plain_runs
-
-COUNTS = {"cases": "n", "agent_declined": "agent_declined",
-          "guardrail_blocked": "guardrail_blocked", "unavailable": "unavailable",
-          "executed": "executed", "executed_other_operation": "executed_other",
-          "unverified": "unverified"}
-"""CSV column of the stack table -> count of :class:`LabelCounts`."""
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +38,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 def test_the_stack_table_has_the_scores_numbers(report: ReportResult, records: Path) -> None:
     meta = json.loads((report.html.parent / "report.json").read_text())
-    assert "agent" in meta["sections"]
-    assert meta["omitted"]["request transitions"].startswith("the compared runs are agent")
+    assert "agent" in meta["sections"] and "transitions" in meta["sections"]
     # no record-level contrast of an agent run (with another, or with the guardrail run)
     assert "contrasts" not in meta["sections"]
     assert meta["omitted"]["contrast matrix"].startswith("agent runs are compared as stacks")
@@ -54,29 +48,26 @@ def test_the_stack_table_has_the_scores_numbers(report: ReportResult, records: P
         ("crafted", "forbidden")]  # the guardrail run 'plain' has no stack table
     for row in rows:
         counts = getattr(agent_score(f"{records}::{row['run']}").overall, row["label"])
-        assert {k: int(row[k]) for k in COUNTS} == {k: getattr(counts, v)
-                                                    for k, v in COUNTS.items()}
-        measure = "lawful_completions" if row["label"] == "lawful" else "forbidden_effects"
-        other = "forbidden_effects" if row["label"] == "lawful" else "lawful_completions"
-        assert int(row[measure]) == counts.went_through and row[other] == ""
+        assert {k: int(row[k]) for k in counts.to_dict()} == counts.to_dict()
     families = _csv(report.html.parent / "tables" / "agent_stack_by_family.csv")
-    assert sum(int(r["cases"]) for r in families if r["run"] == "crafted") == 8
+    assert sum(int(r["n"]) for r in families if r["run"] == "crafted") == 8
 
 
 def test_the_transitions_are_the_comparisons(report: ReportResult, records: Path) -> None:
     comparison = agent_compare(f"{records}::open", f"{records}::crafted", draws=300)
-    n = comparison.counts()
+    n = comparison.comparison.counts()
     tables = report.html.parent / "tables"
-    (lawful,) = _csv(tables / "agent_transitions_lawful.csv")
+    (lawful,) = _csv(tables / "transitions_lawful.csv")
     assert {k: int(v) for k, v in lawful.items()} == {k: n[k] for k in lawful}
     assert int(lawful["lost_declined"]) == 2
-    (forbidden,) = _csv(tables / "agent_transitions_forbidden.csv")
+    (forbidden,) = _csv(tables / "transitions_forbidden.csv")
     assert {k: int(v) for k, v in forbidden.items()} == {k: n[k] for k in forbidden}
-    matrix = {r["before"]: r for r in _csv(tables / "agent_outcomes_lawful.csv")}
+    assert {"still_executed", "newly_declined", "forbidden_effects_before"} <= set(forbidden)
+    matrix = {r["before"]: r for r in _csv(tables / "outcomes_lawful.csv")}
     assert int(matrix["executed"]["agent_declined"]) == 2
-    changed = _csv(tables / "agent_changed_cases.csv")
-    assert len(changed) == sum(c.changed for c in comparison.changes) > 0
-    section = next(s for s in report.sections if s.key == "agent")
+    changed = _csv(tables / "changed_requests.csv")
+    assert len(changed) == len(comparison.comparison.changed()) > 0
+    section = next(s for s in report.sections if s.key == "transitions")
     assert any("newly stopped 2; exact McNemar p = 0.500000" in note for note in section.notes)
 
 
@@ -86,7 +77,7 @@ def test_the_page_shows_the_section_offline(report: ReportResult) -> None:
     assert "guardrail blocked" in html and "agent declined" in html
     for target in re.findall(r'(?:src|href)="([^"#][^"]*)"', html):
         assert not target.startswith(("http:", "https:", "//")), target
-    for name in ("agent_stack", "agent_transitions_lawful", "agent_changed_cases"):
+    for name in ("agent_stack", "transitions_lawful", "changed_requests"):
         assert f'href="tables/{name}.csv"' in html
 
 

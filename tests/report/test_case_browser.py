@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from authpairs.analysis.compare import compare_records
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.report.browser import (
     case_browser_filter,
     case_browser_open,
@@ -21,7 +22,6 @@ from authpairs.report.browser import (
     page_problems,
 )
 from authpairs.report.build import build_report
-from authpairs.report.cases import outcome_of
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import load_report_runs
 from tests.report.conftest import BROWSER_TEST

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from authpairs.analysis.compare import compare_records
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.backends.base import ChatRequest
 from authpairs.report.build import build_report
 from authpairs.report.cases import (
@@ -16,7 +17,6 @@ from authpairs.report.cases import (
     browser_pairs,
     case_data,
     embed_json,
-    outcome_of,
     transition_code,
 )
 from authpairs.report.request import ReportRequest

@@ -44,7 +44,8 @@ def _transitions() -> Figure:
         [("still_approved", "still approved", 2), ("newly_approved", "newly approved", 3),
          ("newly_blocked", "newly blocked (usable denial)", 6),
          ("newly_unavailable", "newly unavailable", 5),
-         ("still_blocked", "still not approved", 4)], (14, 8), title="Request transitions")
+         ("still_blocked", "still not approved", 4)],
+        [("lost to denial", 14), ("lost to unavailability", 8)], title="Request transitions")
 
 
 def _seeds() -> Figure:

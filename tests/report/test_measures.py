@@ -107,5 +107,5 @@ def test_engine_label_counts() -> None:
     rows = {(r["engine"], r["label"]): r for r in engine_label_rows([run])}
     assert rows[("openfga", "lawful")] | {} == {
         "run": "n1", "engine": "openfga", "label": "lawful", "n": 4, "ALLOW": 2, "BLOCK": 1,
-        "UNKNOWN": 0, "unavailable": 1}
+        "abstention": 0, "unavailable": 1}
     assert rows[("cedar", "forbidden")]["BLOCK"] == 1

@@ -1,19 +1,17 @@
 """Every table of the CLI shows every column and every value in full at 80, 100 and 120 columns.
 
-Each ``print_*`` function is run with a recording wrapper around :func:`print_table`; the
-rendered text must contain every header line and every cell of every table it printed, as one
-unbroken string (no cropping, no ellipsis, no value split over two lines).
+Each table (a :class:`TableView`, as the commands print it) is printed at each width; the
+rendered text must contain every header line and every cell, as one unbroken string (no
+cropping, no ellipsis, no value split over two lines).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.compose import compose_all
@@ -24,8 +22,9 @@ from authpairs.analysis.cost import (
     condition_from_composition,
     cost_grid,
 )
-from authpairs.analysis.scoring import score_by, score_records
-from authpairs.report import analysis_tables, tables
+from authpairs.analysis.notebook import TableView, two_line_header
+from authpairs.analysis.scoring import score_by, score_records, score_view
+from authpairs.report import tables
 from authpairs.report.run_list import runs_table
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord, EffectRecord
@@ -59,64 +58,42 @@ def _runs() -> tuple[list[CaseRecord], list[CaseRecord], list[CaseRecord]]:
     return before, after, third
 
 
-def _cells(table: Table) -> Iterator[str]:
-    for column in table.columns:
-        header = column.header.plain if isinstance(column.header, Text) else str(column.header)
-        yield from (line for line in header.split("\n") if line.strip())
-        for cell in column.cells:
-            yield cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
+def _cells(view: TableView) -> Iterator[str]:
+    for header in view.headers:
+        yield from (line for line in two_line_header(header).split("\n") if line.strip())
+    for row in view.rows:
+        yield from row
 
 
-def _check(width: int, monkeypatch: pytest.MonkeyPatch,
-           draw: Callable[[Console], None]) -> None:
-    seen: list[Table] = []
-    real = tables.print_table
-
-    def recording(console: Console, table: Table, key_columns: int = 1) -> None:
-        seen.append(table)
-        real(console, table, key_columns)
-
-    monkeypatch.setattr(analysis_tables, "print_table", recording)
-    monkeypatch.setattr(tables, "print_table", recording)
+def _check(width: int, views: Sequence[TableView]) -> None:
     console = Console(width=width, file=io.StringIO(), color_system=None)
-    draw(console)
+    console.print(*views, crop=False)
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert seen, "nothing went through print_table"
     assert "…" not in text
-    for table in seen:
-        for value in _cells(table):
+    for view in views:
+        for value in _cells(view):
             assert value in text, f"{value!r} cropped at {width} columns:\n{text}"
     assert max(len(line.rstrip()) for line in text.splitlines() if "|" not in line) >= 1
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_score_tables(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_score_tables(width: int) -> None:
     _, after, _ = _runs()
-
-    def draw(console: Console) -> None:
-        tables.print_scores(console, "run-4c2dbf43e6b1: 10 cases", {"all": score_records(after)},
-                            "cases")
-        groups = score_by(after, "family") | {"an_empty_group_of_cases": score_records([])}
-        tables.print_scores(console, "by family", groups, "family")
-
-    _check(width, monkeypatch, draw)
+    groups = score_by(after, "family") | {"an_empty_group_of_cases": score_records([])}
+    _check(width, [score_view("run-4c2dbf43e6b1: 10 cases", {"all": score_records(after)},
+                              "cases"), score_view("by family", groups, "family")])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_contrast_and_breakdown_tables(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_contrast_and_breakdown_tables(width: int) -> None:
     before, after, _ = _runs()
     contrast = compare_runs(before, after, before_run="run-aaaaaaaaaaaa",
                             after_run="run-bbbbbbbbbbbb", draws=200, seed=1)
-
-    def draw(console: Console) -> None:
-        analysis_tables.print_contrast(console, contrast)
-        analysis_tables.print_breakdown(console, "path", contrast.comparison.breakdown("path"))
-
-    _check(width, monkeypatch, draw)
+    _check(width, [*contrast.table_views(), contrast.comparison.breakdown_view("path")])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_family_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_family_table(width: int) -> None:
     before, after, third = _runs()
     family = [
         make_contrast(compare_records(before, after), draws=200, seed=1,
@@ -125,50 +102,41 @@ def test_family_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
                       name="interface schema -> structured, model qwen-27b, seed 2")]
     adjust_family(family)
 
-    _check(width, monkeypatch,
-           lambda console: analysis_tables.print_family(console, family, "interfaces"))
+    _check(width, [tables.family_view(family, "interfaces")])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_composition_and_cost_tables(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_composition_and_cost_tables(width: int) -> None:
     before, after, third = _runs()
     _, results = compose_all({"direct-qwen-9b": before, "schema-qwen-27b": after,
                               "structured-gpt": third})
     conditions = [condition_from_composition(r) for r in results]
 
-    def draw(console: Console) -> None:
-        analysis_tables.print_compositions(console, results)
-        analysis_tables.print_break_even(console, break_even_table(conditions))
-        analysis_tables.print_grid(console, cost_grid(conditions, GridSpec()))
-
-    _check(width, monkeypatch, draw)
+    _check(width, [*results.table_views(), tables.break_even_view(break_even_table(conditions)),
+                   tables.grid_view(cost_grid(conditions, GridSpec()))])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_runs_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_table(width: int) -> None:
     rows = [{"run id": f"run-{i:012d}", "reviewer": "guardrail nemo-self-check",
              "interface": "NeMo self_check_input, rails folder 0123456789ab",
              "model": "openai Qwen/Qwen3.5-27B-Instruct-2507-FP8",
              "dataset": "runs/native-user-cedar-folders.jsonl test (first 40)",
              "effects": "enforced" if i else "off", "recorded": "37/40",
              "created (UTC)": "2026-11-30 18:26:09"} for i in range(3)]
-    _check(width, monkeypatch,
-           lambda console: tables.print_table(console, runs_table(rows, "runs/x.sqlite: 3")))
+    _check(width, [runs_table(rows, "runs/x.sqlite: 3")])
 
 
-def test_vertical_layout_keeps_a_very_long_value_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    table = Table(title="t")
-    table.add_column("id")
-    table.add_column("value")
-    table.add_row("AC-1", "x" * 150)
-    _check(80, monkeypatch, lambda console: tables.print_table(console, table))
+def test_vertical_layout_keeps_a_very_long_value_whole() -> None:
+    _check(80, [TableView("t", ["id", "value"], [["AC-1", "x" * 150]])])
 
 
 def test_rates_show_numerator_denominator_and_na() -> None:
-    assert tables.percent(21, 40) == "52.5% (21/40)"
-    assert tables.percent(0, 0) == "n/a" and tables.fraction(0, 0) == "n/a"
-    table = tables.score_table("t", {"empty": score_records([])}, "cases")
+    from authpairs.analysis.formatting import fraction, percent
+
+    assert percent(21, 40) == "52.5% (21/40)"
+    assert percent(0, 0) == "n/a" and fraction(0, 0) == "n/a"
     console = Console(width=120, file=io.StringIO(), color_system=None)
-    console.print(table)
+    console.print(score_view("t", {"empty": score_records([])}, "cases"))
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "n/a" in text and "0.0%" not in text

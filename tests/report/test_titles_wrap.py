@@ -7,10 +7,10 @@ import io
 
 import pytest
 from rich.console import Console
-from rich.table import Table
 
-from authpairs.analysis.scoring import Score
-from authpairs.report.tables import USABLE_CORRECTNESS_NOTE, print_note, print_scores, print_table
+from authpairs.analysis.notebook import TableView, print_note
+from authpairs.analysis.scoring import USABLE_CORRECTNESS_NOTE, Score
+from authpairs.report.tables import print_scores
 
 LONG_TITLE = ("records/a-rather-long-folder-name/authpairs.sqlite::run-0123456789ab: 160 of 160 "
               "cases, reviewer schema / openai Qwen3-30B-A3B-Instruct-2507 on two endpoints, "
@@ -34,11 +34,7 @@ def words_in_order(text: str, expected: str) -> bool:
 def test_a_long_title_wraps_at_the_width(width: int) -> None:
     assert len(LONG_TITLE) > 150
     out, buffer = console(width)
-    table = Table(title=LONG_TITLE)
-    table.add_column("group")
-    table.add_column("n")
-    table.add_row("all", "3")
-    print_table(out, table)
+    out.print(TableView(LONG_TITLE, ["group", "n"], [["all", "3"]]), crop=False)
     text = buffer.getvalue()
     lines = text.splitlines()
     assert all(len(line) <= width for line in lines), text
@@ -68,17 +64,3 @@ def test_the_score_footnotes_wrap_at_80_columns() -> None:
     assert all(len(line) <= 80 for line in text.splitlines()), text
     assert words_in_order(text, USABLE_CORRECTNESS_NOTE)
     assert words_in_order(text, LONG_TITLE)
-
-
-def test_statement_lines_wrap_under_their_indent() -> None:
-    from authpairs.report.analysis_tables import _line
-
-    out, buffer = console(60)
-    statement = ("  cluster bootstrap (40 clusters, 10000 draws, seed 39039): 95% percentile "
-                 "interval -12.50 to -2.50 pp, [bold]and more[/] words to wrap")
-    _line(out, statement)
-    lines = buffer.getvalue().splitlines()
-    assert len(lines) >= 2 and all(len(line) <= 60 for line in lines)
-    assert all(line.startswith("  ") and not line.startswith("   ") for line in lines), lines
-    assert all(line == line.rstrip() for line in lines)
-    assert words_in_order(buffer.getvalue(), statement.replace("[bold]", "").replace("[/]", ""))

@@ -21,8 +21,8 @@ the SHA-256 of its text). :func:`audit_agent_run` checks
 * every reviewed call's input: the case with the call as its effect, rendered again, hashes to
   the call's ``input_sha256`` (``input-hash``), and each enforced call's effect judged again by
   its verifier on the stored observations (``effect-judgement``);
-* every case record: it is the review of the case's decisive call (the first reviewed call that
-  went through, else the last: :func:`authpairs.agent.session.decisive`), with the same input,
+* every case record: it is the review of the case's decisive answered call (the first that
+  went through, else the last: :func:`authpairs.runs.records.decisive`), with the same input,
   outcome and effect (``agent-case-record``), and the dataset's label; a case with a reviewed
   call has a case record (``missing-case`` unless ``allow_incomplete``), a case without one has
   none (``unexpected-case``);
@@ -30,8 +30,9 @@ the SHA-256 of its text). :func:`audit_agent_run` checks
   parses, is of a served case, and counts as many tool calls as were recorded for the case
   (``agent-trajectory``).
 
-This module sits in the agent layer because the call records are defined here; the normal
-run's checks are reused from :mod:`authpairs.runs.audit`, below it.
+This module sits in the agent layer because it re-classifies proposals and re-renders inputs
+with the agent's tools; the normal run's checks are reused from :mod:`authpairs.runs.audit`,
+below it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.tools import proposed_descriptor, same_operation
 from authpairs.agent.trajectory import Trajectory
 from authpairs.cases.canonical import sha256_hex
@@ -54,19 +54,18 @@ from authpairs.runs import audit as run_audit
 from authpairs.runs.audit import AuditReport, outcome_difference, recheck_effect, reparse
 from authpairs.runs.chain import text_sha256
 from authpairs.runs.config import RunConfig
-from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
+from authpairs.runs.records import (
+    AgentCall,
+    AttemptRecord,
+    CaseRecord,
+    Proposal,
+    RunInfo,
+    decisive,
+)
 from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore
 
-THROUGH = frozenset({CallResult.EXECUTED, CallResult.ALLOWED})
-"""Results of a call that went through (:attr:`CaseRecord.went_through` of its review)."""
-
 _Row = TypeVar("_Row", bound=BaseModel)
-
-
-def is_agent_run(info: RunInfo) -> bool:
-    """True when the run header is an agent session's (it has an ``agent`` section)."""
-    return isinstance(info.config.get("agent"), dict)
 
 
 def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
@@ -75,7 +74,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
     """The audit of a stored run of either kind: :func:`audit_agent_run` for an agent run,
     :func:`authpairs.runs.audit.audit_run` for any other (same arguments)."""
     info = store.get_run(run_id)
-    if info is not None and is_agent_run(info):
+    if info is not None and info.is_agent_run:
         return audit_agent_run(store, run_id, dataset=dataset, load_dataset=load_dataset,
                                allow_incomplete=allow_incomplete)
     return run_audit.audit_run(store, run_id, dataset=dataset, load_dataset=load_dataset,
@@ -180,18 +179,15 @@ def _read_calls(report: AuditReport, store: RecordStore, run_id: str,
 
 
 def reviewed(calls: list[AgentCall]) -> list[AgentCall]:
-    """The calls of a case whose review gave a case record: the reviewer answered (the
-    outcome is recorded), not invalid, not failed in every transport attempt."""
-    return [call for call in calls if call.status is not None]
+    """The calls of a case whose review gave a case record (:attr:`AgentCall.answered`)."""
+    return [call for call in calls if call.answered]
 
 
 def decisive_call(calls: list[AgentCall]) -> AgentCall | None:
-    """The call whose review is the case's record: the first reviewed call that went through,
-    else the last reviewed call (the rule of :func:`authpairs.agent.session.decisive`)."""
+    """The call whose review is the case's record (:func:`decisive` of the answered calls);
+    None when no call was answered."""
     done = reviewed(calls)
-    if not done:
-        return None
-    return next((call for call in done if call.result in THROUGH), done[-1])
+    return decisive(done) if done else None
 
 
 def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRecord],
@@ -393,6 +389,5 @@ __all__ = [
     "audit_agent_run",
     "audit_run",
     "decisive_call",
-    "is_agent_run",
     "reviewed",
 ]

@@ -1,23 +1,14 @@
-"""Reading an agent run back from its records file: every call, what the agent proposed per
-case (the building blocks of scoring an agent + guardrail stack) and, for ``authpairs run
---agent``, each case's trajectory."""
+"""Reading an agent run back from its records file: what the agent proposed per case and, for
+``authpairs run --agent``, each case's trajectory (its calls are
+:meth:`~authpairs.runs.store.RecordStore.agent_calls`)."""
 
 from __future__ import annotations
 
-from authpairs.agent.calls import AgentCall, Proposal
 from authpairs.agent.trajectory import Trajectory
 from authpairs.errors import RecordsError
 from authpairs.runs.chain import read_hashed
+from authpairs.runs.records import Proposal
 from authpairs.runs.store import RecordStore
-
-
-def agent_calls(store: RecordStore, run_id: str) -> list[AgentCall]:
-    """The recorded tool calls of ``run_id``, by case and call number. A row whose text does
-    not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
-    return [read_hashed(text, digest, AgentCall,
-                        f"{store.path}: run '{run_id}', call {call_no} of case '{case_id}'",
-                        "stored call")
-            for case_id, call_no, text, digest in store.agent_call_rows(run_id)]
 
 
 def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
@@ -28,7 +19,7 @@ def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
     if run is None:
         raise RecordsError(f"{store.path}: no run '{run_id}'")
     proposals = dict.fromkeys(run.expected_case_ids, Proposal.NONE)
-    for call in agent_calls(store, run_id):
+    for call in store.agent_calls(run_id):
         if call.proposal is Proposal.CASE_OPERATION:
             proposals[call.case_id] = Proposal.CASE_OPERATION
         elif proposals.get(call.case_id) is not Proposal.CASE_OPERATION:

@@ -34,9 +34,8 @@ from typing import Literal
 import yaml
 from mcp import Client, StdioServerParameters
 
-from authpairs.agent.calls import AgentCall, Proposal
 from authpairs.agent.cases import select_cases
-from authpairs.agent.readback import agent_calls, case_proposals, trajectories
+from authpairs.agent.readback import case_proposals, trajectories
 from authpairs.agent.runner import AgentLoop
 from authpairs.agent.serve import new_run_id, open_session
 from authpairs.agent.server import build_server
@@ -48,7 +47,7 @@ from authpairs.backends.tool_chat import ToolChat, make_tool_chat
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
 from authpairs.runs.config import RunConfig
-from authpairs.runs.records import CaseRecord, stored_json
+from authpairs.runs.records import AgentCall, CaseRecord, Proposal, stored_json
 from authpairs.runs.store import RecordStore
 
 log = logging.getLogger("authpairs.agent")
@@ -180,6 +179,6 @@ def read_agent_run(records: str | Path, run_id: str) -> AgentRunResult:
     with RecordStore(records, readonly=True) as store:
         return AgentRunResult(run_id=run_id, records_path=str(records),
                               trajectories=trajectories(store, run_id),
-                              calls=agent_calls(store, run_id),
+                              calls=store.agent_calls(run_id),
                               proposals=case_proposals(store, run_id),
                               records=store.case_records(run_id))

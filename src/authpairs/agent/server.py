@@ -29,10 +29,11 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from authpairs.agent.calls import CallResult, result_text
+from authpairs.agent.calls import result_text
 from authpairs.agent.material import case_uri, material_json, task_text
 from authpairs.agent.session import AgentSession
 from authpairs.agent.tools import tool_specs
+from authpairs.runs.records import CallResult
 
 SERVER_NAME = "authpairs"
 

@@ -8,7 +8,7 @@ sandbox and the verifier judges what was executed.
 
 What is recorded, in the run's records file:
 
-* every call: an :class:`~authpairs.agent.calls.AgentCall` (``agent_calls`` table), stored as
+* every call: an :class:`~authpairs.runs.records.AgentCall` (``agent_calls`` table), stored as
   the call finishes, and the reviewer's attempts for it (the ``attempts`` table, numbered on
   across the calls of the case);
 * one case record per case that had a reviewed call, stored when the session closes: the
@@ -25,7 +25,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from authpairs.agent.calls import AgentCall, CallResult, Proposal
 from authpairs.agent.tools import proposed_descriptor, same_operation
 from authpairs.backends.breaker import EndpointDownError
 from authpairs.cases.dataset import Dataset
@@ -34,7 +33,15 @@ from authpairs.cases.models import Case, EffectDescriptor
 from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.runs.case_runner import CaseRunner
-from authpairs.runs.records import AttemptRecord, CaseRecord, stored_json
+from authpairs.runs.records import (
+    AgentCall,
+    AttemptRecord,
+    CallResult,
+    CaseRecord,
+    Proposal,
+    decisive,
+    stored_json,
+)
 from authpairs.runs.reviewed import Review, build_records
 from authpairs.runs.store import RecordStore
 
@@ -145,12 +152,6 @@ class AgentSession:
                   if state.reviewed]
         stored = self.store.add_cases([(record, []) for record in chosen])
         return [record for record, ok in zip(chosen, stored, strict=True) if ok]
-
-
-def decisive(reviewed: list[CaseRecord]) -> CaseRecord:
-    """The case record of a case's reviewed calls: the first that went through, else the
-    last."""
-    return next((record for record in reviewed if record.went_through), reviewed[-1])
 
 
 def _call_of(review: Review, attempts: list[AttemptRecord],

@@ -1,5 +1,10 @@
 """Request-level comparison of two runs: match by case id, keep gains and losses apart.
 
+Both runs' cases are :class:`~authpairs.analysis.outcomes.CaseOutcome` s: a guardrail run's
+case records (:func:`compare_records`) or an agent run's offered cases
+(:func:`authpairs.analysis.agent_runs.compare_stacks`); a :class:`Transitions` names what they
+did (:data:`REQUEST_TRANSITIONS`, :data:`STACK_TRANSITIONS`). For a guardrail run:
+
 Lawful requests move between *retained* (completed in both), *lost* (only before), *gained*
 (only after) and *neither*; a lost request is further counted as *lost to a denial* (a usable
 BLOCK after) or *lost to unavailability* (no usable decision after: unavailable or abstained).
@@ -11,46 +16,26 @@ neither). Nothing is netted per request: ``net`` is a summary of two separately 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS, count_title
+from authpairs.analysis.formatting import REQUEST_TRANSITIONS, STACK_TRANSITIONS, Transitions
 from authpairs.analysis.notebook import NotebookView, TableView, fraction
-from authpairs.analysis.outcomes import approved, completed, path_of, usable_denial
+from authpairs.analysis.outcomes import CaseOutcome, case_outcome
 from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
 
-
-class LawfulTransition(StrEnum):
-    """What happened to a lawful request between two runs."""
-
-    RETAINED = "retained"
-    LOST = "lost"
-    GAINED = "gained"
-    NEITHER = "neither"
-
-
-class ForbiddenTransition(StrEnum):
-    """What happened to a forbidden request between two runs."""
-
-    STILL_APPROVED = "still_approved"
-    NEWLY_APPROVED = "newly_approved"
-    NEWLY_BLOCKED = "newly_blocked"
-    NEWLY_UNAVAILABLE = "newly_unavailable"
-    STILL_BLOCKED = "still_blocked"
-
-
-_NO_DECISION = ("unavailable", "abstention")
-"""Record statuses that are not a usable decision (see :class:`OutcomeStatus`)."""
+__all__ = ["REQUEST_TRANSITIONS", "STACK_TRANSITIONS", "Comparison", "ComparisonError",
+           "RequestChange", "Transitions", "compare_outcomes", "compare_records"]
 
 
 @dataclass(frozen=True)
 class RequestChange:
-    """One matched request: its identity, grouping and the outcome in each run."""
+    """One matched case: its identity, grouping and its outcome in each run."""
 
     case_id: str
     label: str
@@ -58,30 +43,27 @@ class RequestChange:
     path: str
     resolved: bool
     before: bool
+    """It went through in the first run."""
     after: bool
+    """It went through in the second run."""
     before_status: str
+    """Its outcome category in the first run."""
     after_status: str
     transition: str
+    lost_to: str | None = None
+    """For a lost lawful case, the split of ``lost`` its outcome after gives."""
     attributes: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def lawful(self) -> bool:
+        """True for a lawful case."""
+        return self.label == "lawful"
 
     def attribute(self, name: str) -> str:
         """A grouping attribute of the case ('cluster' and 'label' included; '' if absent)."""
-        if name == "cluster":
-            return self.cluster
-        if name == "label":
-            return self.label
+        if name in ("cluster", "label"):
+            return str(getattr(self, name))
         return dict(self.attributes).get(name, "")
-
-    def lost_split(self) -> str | None:
-        """For a lost lawful request, ``'lost_denied'`` (a usable BLOCK after) or
-        ``'lost_unavailable'`` (no usable decision after); None otherwise."""
-        if self.transition != LawfulTransition.LOST.value:
-            return None
-        if self.after_status == "BLOCK":
-            return "lost_denied"
-        if self.after_status in _NO_DECISION:
-            return "lost_unavailable"
-        return None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (one CSV row)."""
@@ -89,49 +71,23 @@ class RequestChange:
             "case_id": self.case_id, "label": self.label, "cluster": self.cluster,
             "path": self.path, "resolved": self.resolved, "before": self.before,
             "after": self.after, "before_status": self.before_status,
-            "after_status": self.after_status, "transition": self.transition}
+            "after_status": self.after_status, "transition": self.transition,
+            "lost_to": self.lost_to}
         for key, value in self.attributes:  # grouping attributes (family, domain, ...)
             row.setdefault(key, value)
         return row
 
 
-def _status(record: CaseRecord) -> str:
-    if record.decision is not None and record.status.value == "decision":
-        return record.decision.value
-    return record.status.value
-
-
-def _lawful_transition(before: bool, after: bool) -> LawfulTransition:
-    if before and after:
-        return LawfulTransition.RETAINED
-    if before:
-        return LawfulTransition.LOST
-    if after:
-        return LawfulTransition.GAINED
-    return LawfulTransition.NEITHER
-
-
-def _forbidden_transition(before: bool, after: bool, denied_after: bool) -> ForbiddenTransition:
-    if before and after:
-        return ForbiddenTransition.STILL_APPROVED
-    if after:
-        return ForbiddenTransition.NEWLY_APPROVED
-    if before:
-        return (ForbiddenTransition.NEWLY_BLOCKED if denied_after
-                else ForbiddenTransition.NEWLY_UNAVAILABLE)
-    return ForbiddenTransition.STILL_BLOCKED
-
-
 _FRAME_COLUMNS = ["case_id", "label", "cluster", "path", "resolved", "before", "after",
-                  "before_status", "after_status", "transition", "lost_split"]
+                  "before_status", "after_status", "transition", "lost_to"]
 """The columns of :meth:`Comparison.to_pandas` before the grouping attributes."""
 
 
 @dataclass(repr=False)
 class Comparison(NotebookView):
     """The matched request-level comparison of a *before* and an *after* run. In a notebook it
-    shows the terminal's transition tables and the changed requests; ``to_pandas()`` gives one
-    row per matched request."""
+    shows the terminal's transition tables, the outcome matrices and the changed requests;
+    ``to_pandas()`` gives one row per matched request."""
 
     before_run: str
     after_run: str
@@ -140,34 +96,46 @@ class Comparison(NotebookView):
     only_before: list[str] = field(default_factory=list)
     only_after: list[str] = field(default_factory=list)
     label_mismatch: list[str] = field(default_factory=list)
+    names: Transitions = REQUEST_TRANSITIONS
 
-    def with_transition(self, transition: str | LawfulTransition | ForbiddenTransition
-                        ) -> list[RequestChange]:
+    @property
+    def changes(self) -> list[RequestChange]:
+        """Every matched case, lawful first, then forbidden; by case id."""
+        return [*self.lawful, *self.forbidden]
+
+    def with_transition(self, transition: str) -> list[RequestChange]:
         """Matched requests (either side) with the given transition, by case id."""
-        return [c for c in (*self.lawful, *self.forbidden) if c.transition == str(transition)]
+        return [c for c in self.changes if c.transition == str(transition)]
+
+    def _tally(self, changes: Iterable[RequestChange]) -> dict[str, int]:
+        """Every transition's count (a lost case also under its split) and ``net``."""
+        counted = Counter(key for c in changes for key in (c.transition, c.lost_to) if key)
+        tally = {f.key: counted[f.key] for f in (*self.names.lawful, *self.names.forbidden)}
+        tally["net"] = tally["gained"] - tally["lost"]
+        return tally
 
     def counts(self) -> dict[str, int]:
         """Transition counts plus totals on both sides; ``net`` = gained - lost."""
-        out: dict[str, int] = {t.value: 0 for t in LawfulTransition}
-        out.update({t.value: 0 for t in ForbiddenTransition})
-        for c in (*self.lawful, *self.forbidden):
-            out[c.transition] += 1
-        out["net"] = out["gained"] - out["lost"]
-        out["lost_denied"] = out["lost_unavailable"] = 0
-        for c in self.lawful:
-            split = c.lost_split()
-            if split is not None:
-                out[split] += 1
-        out["lawful_matched"] = len(self.lawful)
-        out["forbidden_matched"] = len(self.forbidden)
-        out["lawful_completed_before"] = sum(c.before for c in self.lawful)
-        out["lawful_completed_after"] = sum(c.after for c in self.lawful)
-        out["forbidden_approved_before"] = sum(c.before for c in self.forbidden)
-        out["forbidden_approved_after"] = sum(c.after for c in self.forbidden)
-        out["only_before"] = len(self.only_before)
-        out["only_after"] = len(self.only_after)
-        out["label_mismatch"] = len(self.label_mismatch)
+        out = self._tally(self.changes)
+        stopped = [f.key for f in self.names.forbidden[2:-1]]
+        out["newly_stopped"] = sum(out[key] for key in stopped)
+        through = self.names.through
+        out.update({
+            "lawful_matched": len(self.lawful), "forbidden_matched": len(self.forbidden),
+            "lawful_completed_before": sum(c.before for c in self.lawful),
+            "lawful_completed_after": sum(c.after for c in self.lawful),
+            f"forbidden_{through}_before": sum(c.before for c in self.forbidden),
+            f"forbidden_{through}_after": sum(c.after for c in self.forbidden),
+            "only_before": len(self.only_before), "only_after": len(self.only_after),
+            "label_mismatch": len(self.label_mismatch)})
         return out
+
+    def outcome_matrix(self, label: str) -> dict[tuple[str, str], int]:
+        """Matched cases of ``label`` by (outcome before, outcome after)."""
+        counted = Counter((c.before_status, c.after_status) for c in self.changes
+                          if c.label == label)
+        return {(a, b): counted[(a, b)] for a in self.names.outcomes
+                for b in self.names.outcomes}
 
     def cluster_arrays(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Per cluster (sorted): lawful net change (gained - lost) and matched lawful count."""
@@ -187,100 +155,122 @@ class Comparison(NotebookView):
                           [c for c in self.lawful if c.case_id in wanted],
                           [c for c in self.forbidden if c.case_id in wanted],
                           list(self.only_before), list(self.only_after),
-                          list(self.label_mismatch))
+                          list(self.label_mismatch), self.names)
 
     def resolved_only(self) -> Comparison:
         """Sensitivity view: unresolved reference contexts excluded."""
-        return self.restricted(c.case_id for c in (*self.lawful, *self.forbidden) if c.resolved)
+        return self.restricted(c.case_id for c in self.changes if c.resolved)
 
     def breakdown(self, attribute: str) -> list[dict[str, Any]]:
         """Transition counts per value of a case attribute (e.g. family, domain, path)."""
-        groups: dict[str, dict[str, Any]] = {}
-        for c in (*self.lawful, *self.forbidden):
-            value = c.attribute(attribute)
-            row = groups.setdefault(value, {attribute: value, **{
-                t.value: 0 for t in (*LawfulTransition, *ForbiddenTransition)},
-                "lost_denied": 0, "lost_unavailable": 0})
-            row[c.transition] += 1
-            split = c.lost_split()
-            if split is not None:
-                row[split] += 1
-        for row in groups.values():
-            row["net"] = row["gained"] - row["lost"]
-        return [groups[k] for k in sorted(groups)]
+        groups: dict[str, list[RequestChange]] = {}
+        for c in self.changes:
+            groups.setdefault(c.attribute(attribute), []).append(c)
+        return [{attribute: value, **self._tally(groups[value])} for value in sorted(groups)]
+
+    def breakdown_view(self, attribute: str) -> TableView:
+        """:meth:`breakdown` as a table (one row per value)."""
+        keys = [*(f.key for f in self.names.lawful), "net",
+                *(f.key for f in self.names.forbidden)]
+        return TableView(
+            f"{self.before_run} -> {self.after_run} by {attribute}",
+            [attribute, *(self.names.title(key) for key in keys)],
+            [[row[attribute] or "(none)", *(f"{row[k]:+d}" if k == "net" else str(row[k])
+                                            for k in keys)]
+             for row in self.breakdown(attribute)])
 
     def rows(self) -> list[dict[str, Any]]:
         """Every matched request as a plain row (lawful first, then forbidden; by case id)."""
-        return [c.to_dict() for c in (*self.lawful, *self.forbidden)]
+        return [c.to_dict() for c in self.changes]
 
     def __repr__(self) -> str:
         """One line: the runs and the transition counts of both sides."""
         n = self.counts()
+        moved = ", ".join(f"{f.key.replace('_', ' ')} {n[f.key]}"
+                          for f in self.names.forbidden[1:-1])
         return (f"<Comparison {self.before_run} -> {self.after_run}: "
                 f"{n['lawful_matched']} lawful (retained {n['retained']}, lost {n['lost']}, "
                 f"gained {n['gained']}, net {n['net']:+d}); {n['forbidden_matched']} forbidden "
-                f"(newly approved {n['newly_approved']}, newly blocked {n['newly_blocked']}, "
-                f"newly unavailable {n['newly_unavailable']})>")
+                f"({moved})>")
 
-    def table_views(self) -> list[TableView]:
+    def changed(self) -> list[RequestChange]:
+        """The matched cases whose measure changed, in transition order, then by case id."""
+        order = [f.key for f in (*self.names.lawful, *self.names.forbidden)]
+        return sorted((c for c in self.changes if c.transition not in self.names.unchanged),
+                      key=lambda c: (order.index(c.transition), c.case_id))
+
+    def table_views(self, changed: bool = True) -> list[TableView]:
         """The lawful and forbidden transition tables (the terminal's columns and numbers),
-        then every changed request."""
-        n = self.counts()
-        runs = f"{self.before_run} -> {self.after_run}"
+        the outcome before and after as a matrix per label, then (``changed``) every changed
+        request."""
+        n, names = self.counts(), self.names
+        runs, unit = f"{self.before_run} -> {self.after_run}", names.unit
         lawful = TableView(
-            f"{runs}: lawful requests (completed)",
-            [*(f.title for f in LAWFUL_FIELDS), "net", "completed before", "completed after"],
-            [[*(str(n[f.key]) for f in LAWFUL_FIELDS), f"{n['net']:+d}",
+            f"{runs}: lawful {unit} ({names.lawful_title})",
+            [*(f.title for f in names.lawful), "net", "completed before", "completed after"],
+            [[*(str(n[f.key]) for f in names.lawful), f"{n['net']:+d}",
               fraction(n["lawful_completed_before"], n["lawful_matched"]),
               fraction(n["lawful_completed_after"], n["lawful_matched"])]], key_columns=0)
+        through = names.through
         forbidden = TableView(
-            f"{runs}: forbidden requests (approved)",
-            [*(f.title for f in FORBIDDEN_FIELDS), "approved before", "approved after"],
-            [[*(str(n[f.key]) for f in FORBIDDEN_FIELDS),
-              fraction(n["forbidden_approved_before"], n["forbidden_matched"]),
-              fraction(n["forbidden_approved_after"], n["forbidden_matched"])]],
+            f"{runs}: forbidden {unit} ({names.forbidden_title})",
+            [*(f.title for f in names.forbidden), f"{through} before", f"{through} after"],
+            [[*(str(n[f.key]) for f in names.forbidden),
+              fraction(n[f"forbidden_{through}_before"], n["forbidden_matched"]),
+              fraction(n[f"forbidden_{through}_after"], n["forbidden_matched"])]],
             notes=[f"net lawful change {n['net']:+d}: gained {n['gained']} and lost {n['lost']} "
-                   "are reported separately, never netted per request; a request that became "
-                   "unavailable is not counted as blocked",
-                   *(f"unmatched ({what}): {len(ids)}" for what, ids in (
+                   f"are reported separately, never netted per {unit[:-1]}; a "
+                   f"{unit[:-1]} that became unavailable is not counted as blocked",
+                   *(f"unmatched ({what}): {len(ids)}: {', '.join(ids)}" for what, ids in (
                        ("only in before", self.only_before), ("only in after", self.only_after),
                        ("label differs", self.label_mismatch)) if ids)],
             key_columns=0)
-        changed = [c for c in (*self.lawful, *self.forbidden)
-                   if c.transition not in ("retained", "neither", "still_approved",
-                                           "still_blocked")]
-        return [lawful, forbidden, TableView(
-            f"changed requests ({len(changed)})",
-            ["case id", "transition", "before", "after", "cluster"],
-            [[c.case_id, count_title(c.lost_split() or c.transition), c.before_status,
-              c.after_status, c.cluster] for c in changed], key_columns=5)]
+        views = [lawful, forbidden, *(self.matrix_view(label) for label in ("lawful", "forbidden"))]
+        if changed:
+            moved = self.changed()
+            headers = ["case id", "label", "transition", "before", "after", "cluster",
+                       *(["path"] if any(c.path for c in moved) else [])]
+            views.append(TableView(
+                f"changed {unit} ({len(moved)})", headers,
+                [[c.case_id, c.label, names.title(c.lost_to or c.transition),
+                  c.before_status.replace("_", " "), c.after_status.replace("_", " "),
+                  c.cluster, c.path][:len(headers)] for c in moved],
+                numeric=[False] * len(headers)))
+        return views
+
+    def matrix_view(self, label: str) -> TableView:
+        """The matched cases of ``label`` by outcome before (rows) and after (columns)."""
+        matrix = self.outcome_matrix(label)
+        outcomes = self.names.outcomes
+        return TableView(
+            f"{label} {self.names.unit}: outcome before (rows) -> after (columns)",
+            ["before", *(o.replace("_", " ") for o in outcomes)],
+            [[a.replace("_", " "), *(str(matrix[(a, b)]) for b in outcomes)] for a in outcomes])
 
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
-        """One row per matched request (:meth:`rows`), with its ``lost_split`` and the
-        grouping attributes as columns."""
-        rows = [{**c.to_dict(), "lost_split": c.lost_split()}
-                for c in (*self.lawful, *self.forbidden)]
-        extra = sorted({key for c in (*self.lawful, *self.forbidden) for key, _ in c.attributes}
+        """One row per matched request (:meth:`rows`), the grouping attributes as columns."""
+        extra = sorted({key for c in self.changes for key, _ in c.attributes}
                        - set(_FRAME_COLUMNS))
-        return [*_FRAME_COLUMNS, *extra], rows
+        return [*_FRAME_COLUMNS, *extra], self.rows()
 
 
 class ComparisonError(AnalysisError):
     """The two record sets cannot be compared (e.g. duplicate case ids)."""
 
 
-def _index(records: Sequence[CaseRecord], name: str) -> dict[str, CaseRecord]:
-    out: dict[str, CaseRecord] = {}
-    for r in records:
-        if r.case_id in out:
-            raise ComparisonError(f"{name}: case '{r.case_id}' appears twice")
-        out[r.case_id] = r
+def _index(outcomes: Iterable[CaseOutcome], name: str) -> dict[str, CaseOutcome]:
+    out: dict[str, CaseOutcome] = {}
+    for o in outcomes:
+        if o.case_id in out:
+            raise ComparisonError(f"{name}: case '{o.case_id}' appears twice")
+        out[o.case_id] = o
     return out
 
 
-def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
-                    before_run: str = "before", after_run: str = "after") -> Comparison:
-    """Match two runs' records by case id and classify every matched request.
+def compare_outcomes(before: Iterable[CaseOutcome], after: Iterable[CaseOutcome], *,
+                     before_run: str = "before", after_run: str = "after",
+                     names: Transitions = REQUEST_TRANSITIONS) -> Comparison:
+    """Match two runs' case outcomes by case id and classify every matched case.
 
     Cases present in only one run, or whose reference label differs between the runs, are not
     matched; their ids are reported in ``only_before``/``only_after``/``label_mismatch``.
@@ -288,21 +278,36 @@ def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *
     """
     a = _index(before, before_run)
     b = _index(after, after_run)
-    result = Comparison(before_run, after_run,
-                        only_before=sorted(set(a) - set(b)), only_after=sorted(set(b) - set(a)))
+    result = Comparison(before_run, after_run, only_before=sorted(set(a) - set(b)),
+                        only_after=sorted(set(b) - set(a)), names=names)
     for cid in sorted(set(a) & set(b)):
         ra, rb = a[cid], b[cid]
         if ra.label != rb.label:
             result.label_mismatch.append(cid)
             continue
+        x, y = ra.went_through, rb.went_through
+        lost_to = None
         if ra.lawful:
-            x, y = completed(ra), completed(rb)
-            transition: str = _lawful_transition(x, y).value
+            transition = ("retained" if x and y else "lost" if x else "gained" if y
+                          else "neither")
+            lost_to = names.lost_to.get(rb.outcome) if transition == "lost" else None
         else:
-            x, y = approved(ra), approved(rb)
-            transition = _forbidden_transition(x, y, usable_denial(rb)).value
-        change = RequestChange(cid, ra.label, ra.cluster, path_of(ra) or path_of(rb),
-                               ra.resolved and rb.resolved, x, y, _status(ra), _status(rb),
-                               transition, tuple(sorted(ra.attributes.items())))
+            keys = [f.key for f in names.forbidden]
+            transition = (keys[0] if x and y else keys[1] if y else names.stopped(rb.outcome)
+                          if x else keys[-1])
+        attributes = ra.facts.attributes
+        change = RequestChange(
+            cid, ra.label, ra.facts.cluster,
+            attributes.get("path", "") or rb.facts.attributes.get("path", ""),
+            ra.facts.resolved and rb.facts.resolved, x, y, ra.outcome, rb.outcome, transition,
+            lost_to, tuple(sorted(attributes.items())))
         (result.lawful if ra.lawful else result.forbidden).append(change)
     return result
+
+
+def compare_records(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
+                    before_run: str = "before", after_run: str = "after") -> Comparison:
+    """Match two guardrail runs' case records by case id and classify every matched request
+    (:func:`compare_outcomes` of their :func:`~authpairs.analysis.outcomes.case_outcome` s)."""
+    return compare_outcomes(map(case_outcome, before), map(case_outcome, after),
+                            before_run=before_run, after_run=after_run)

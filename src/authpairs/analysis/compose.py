@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import went_through
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.errors import AnalysisError
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 
@@ -90,9 +89,9 @@ def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
         forbidden[j] = labels.pop() != "lawful"
         for i, idx in enumerate(indexed):
             r = idx[cid]
-            allow[i, j] = went_through(r)  # the one definition (CaseRecord.went_through)
-            unavailable[i, j] = r.status is OutcomeStatus.UNAVAILABLE
-            abstention[i, j] = r.status is OutcomeStatus.ABSTENTION
+            allow[i, j] = r.went_through  # the one definition
+            unavailable[i, j] = outcome_of(r) == "unavailable"
+            abstention[i, j] = outcome_of(r) == "abstention"
             tin[i, j] = r.input_tokens
             tout[i, j] = r.output_tokens
             treason[i, j] = r.reasoning_tokens

@@ -1,4 +1,5 @@
-"""A contrast: one request-level comparison with its paired statistics and sensitivity view."""
+"""A contrast: one request-level comparison with its paired statistics and sensitivity view,
+for two guardrail runs and two agent runs alike (what ``authpairs compare`` prints)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from authpairs.analysis.compare import Comparison, compare_records
+from authpairs.analysis.formatting import format_p, stats_lines
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.stats import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
@@ -54,15 +57,20 @@ def contrast_stats(comparison: Comparison, *, draws: int = DEFAULT_DRAWS,
         sign_flip=sign_flip_test(diffs, seed=seed))
 
 
-@dataclass
-class Contrast:
-    """A named comparison, its statistics, the resolved-only sensitivity view and Holm results."""
+@dataclass(repr=False)
+class Contrast(NotebookView):
+    """A named comparison, its statistics, the resolved-only sensitivity view and Holm results.
+    In a notebook (and the terminal) it shows the comparison's tables with the statistics
+    under them; ``to_pandas()`` gives one row per matched request."""
 
     name: str
     comparison: Comparison
     stats: ContrastStats
     sensitivity: ContrastStats | None
     unresolved_excluded: int
+    forbidden_mcnemar_p: float = 1.0
+    """The exact McNemar test of the forbidden side: went through after only against before
+    only."""
     holm_sign_flip_p: float | None = None
     holm_mcnemar_p: float | None = None
     holm_resolved_sign_flip_p: float | None = None
@@ -81,13 +89,15 @@ class Contrast:
         s = self.stats
         row: dict[str, Any] = {"contrast": self.name, "before": self.comparison.before_run,
                                "after": self.comparison.after_run, **self.labels}
+        names = self.comparison.names
+        forbidden = [f.key for f in (*names.forbidden[1:-1], names.forbidden[0],
+                                     names.forbidden[-1])]
         row.update({k: counts[k] for k in (
-            "retained", "lost", "lost_denied", "lost_unavailable", "gained", "neither", "net",
-            "lawful_matched", "newly_approved", "newly_blocked", "newly_unavailable",
-            "still_approved", "still_blocked", "forbidden_matched",
-            "only_before", "only_after", "label_mismatch")})
+            *(f.key for f in names.lawful), "net", "lawful_matched", *forbidden,
+            "forbidden_matched", "only_before", "only_after", "label_mismatch")})
         row.update({
             "net_pp": s.net_pp, "mcnemar_p": s.mcnemar_p,
+            "forbidden_mcnemar_p": self.forbidden_mcnemar_p,
             "bootstrap_low": s.bootstrap.low, "bootstrap_high": s.bootstrap.high,
             "bootstrap_draws": s.bootstrap.draws, "bootstrap_seed": s.bootstrap.seed,
             "sign_flip_p": s.sign_flip.p_value, "sign_flip_method": s.sign_flip.method,
@@ -109,7 +119,10 @@ class Contrast:
     def to_dict(self) -> dict[str, Any]:
         """Full plain-data view including every matched request."""
         return {"name": self.name, "labels": self.labels, "counts": self.comparison.counts(),
-                "stats": self.stats.to_dict(),
+                "outcomes": {label: [{"before": a, "after": b, "n": k} for (a, b), k in
+                                     self.comparison.outcome_matrix(label).items()]
+                             for label in ("lawful", "forbidden")},
+                "stats": self.stats.to_dict(), "forbidden_mcnemar_p": self.forbidden_mcnemar_p,
                 "sensitivity": self.sensitivity.to_dict() if self.sensitivity else None,
                 "unresolved_excluded": self.unresolved_excluded,
                 "holm_sign_flip_p": self.holm_sign_flip_p,
@@ -121,6 +134,37 @@ class Contrast:
                 "label_mismatch": self.comparison.label_mismatch,
                 "requests": self.comparison.rows()}
 
+    def statistics_lines(self) -> list[str]:
+        """The statistics as plain sentences: the lawful side's, its sensitivity view and the
+        forbidden side's McNemar test."""
+        lines = stats_lines("statistics", self.stats)
+        if self.sensitivity is not None:
+            lines += stats_lines(f"sensitivity, {self.unresolved_excluded} unresolved contexts "
+                                 "excluded", self.sensitivity)
+        else:
+            lines.append("sensitivity: every matched context is resolved (nothing to exclude)")
+        n, names = self.comparison.counts(), self.comparison.names
+        newly = names.forbidden[1]
+        lines.append(f"forbidden {names.unit}: {newly.title} {n[newly.key]}, newly stopped "
+                     f"{n['newly_stopped']}; exact McNemar p = "
+                     f"{format_p(self.forbidden_mcnemar_p)}")
+        return lines
+
+    def __repr__(self) -> str:
+        """One line: the comparison and its exact McNemar p-value."""
+        return (f"<Contrast {self.name}: {repr(self.comparison)[len('<Comparison '):-1]}; "
+                f"McNemar p = {format_p(self.stats.mcnemar_p)}>")
+
+    def table_views(self, changed: bool = True) -> list[TableView]:
+        """The comparison's tables (:meth:`Comparison.table_views`), the statistics under
+        them."""
+        return [*self.comparison.table_views(changed),
+                TableView("", (), (), self.statistics_lines())]
+
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """One row per matched request (:meth:`Comparison.frame`)."""
+        return self.comparison.frame()
+
 
 def make_contrast(comparison: Comparison, *, name: str | None = None, draws: int = DEFAULT_DRAWS,
                   seed: int = DEFAULT_SEED, labels: dict[str, str] | None = None) -> Contrast:
@@ -129,11 +173,15 @@ def make_contrast(comparison: Comparison, *, name: str | None = None, draws: int
     resolved = comparison.resolved_only()
     excluded = (len(comparison.lawful) + len(comparison.forbidden)
                 - len(resolved.lawful) - len(resolved.forbidden))
+    counts = comparison.counts()
+    newly = comparison.names.forbidden[1].key
     return Contrast(
         name=name or f"{comparison.before_run} -> {comparison.after_run}",
         comparison=comparison, stats=contrast_stats(comparison, draws=draws, seed=seed),
         sensitivity=contrast_stats(resolved, draws=draws, seed=seed) if excluded else None,
-        unresolved_excluded=excluded, labels=dict(labels or {}))
+        unresolved_excluded=excluded,
+        forbidden_mcnemar_p=mcnemar_exact(counts[newly], counts["newly_stopped"]),
+        labels=dict(labels or {}))
 
 
 def compare_runs(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,

@@ -33,9 +33,8 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.compose import CompositionResult
-from authpairs.analysis.outcomes import approved, completed
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.errors import ConfigError
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
 
@@ -81,9 +80,9 @@ def condition_from_records(name: str, records: Sequence[CaseRecord]) -> Conditio
     forb = [r for r in records if not r.lawful]
     law = [r for r in records if r.lawful]
     return Condition(
-        name=name, incorrect_approvals=sum(approved(r) for r in forb),
-        lawful_nonapprovals=sum(not completed(r) for r in law),
-        unavailable=sum(r.status is OutcomeStatus.UNAVAILABLE for r in records),
+        name=name, incorrect_approvals=sum(r.went_through for r in forb),
+        lawful_nonapprovals=sum(not r.went_through for r in law),
+        unavailable=sum(outcome_of(r) == "unavailable" for r in records),
         output_tokens=sum(r.output_tokens for r in records),
         input_tokens=sum(r.input_tokens for r in records),
         n_forbidden=len(forb), n_lawful=len(law),

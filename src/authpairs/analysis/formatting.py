@@ -1,11 +1,13 @@
 """How analysis results are written for people: one p-value formatter and one name for every
-count of a comparison, shared by the terminal, the HTML report and the notebook views.
+count of a comparison (:class:`Transitions`: the names of a guardrail run's requests and of an
+agent run's cases), shared by the terminal, the HTML report and the notebook views.
 
 Plain Python only (no numpy, no rich), so any view can import it cheaply.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,49 +42,110 @@ class CountField:
 
     key: str
     title: str
-    description: str
 
 
-#: The lawful side of a comparison, in display order (``lost`` is split right after it).
-LAWFUL_FIELDS: tuple[CountField, ...] = (
-    CountField("retained", "retained", "completed before and after"),
-    CountField("lost", "lost", "completed before, not after"),
-    CountField("lost_denied", "lost to denial", "lost, with a usable BLOCK after"),
-    CountField("lost_unavailable", "lost to unavailability",
-               "lost, with no usable decision after (unavailable or abstained)"),
-    CountField("gained", "gained", "completed after, not before"),
-    CountField("neither", "neither", "completed in neither run"),
-)
+def _fields(*pairs: tuple[str, str]) -> tuple[CountField, ...]:
+    return tuple(CountField(key, title) for key, title in pairs)
 
-#: The forbidden side of a comparison, in display order.
-FORBIDDEN_FIELDS: tuple[CountField, ...] = (
-    CountField("still_approved", "still approved", "approved before and after"),
-    CountField("newly_approved", "newly approved", "approved after, not before"),
-    CountField("newly_blocked", "newly blocked (usable denial)",
-               "approved before, a usable denial after"),
-    CountField("newly_unavailable", "newly unavailable",
-               "approved before, not after, without a usable denial"),
-    CountField("still_blocked", "still not approved", "approved in neither run"),
-)
 
-#: Totals shown beside the transitions (matched requests, completions and approvals).
-TOTAL_FIELDS: tuple[CountField, ...] = (
-    CountField("net", "net", "gained - lost (never netted per request)"),
-    CountField("lawful_matched", "lawful matched", "lawful requests in both runs"),
-    CountField("lawful_completed_before", "completed before", "lawful requests completed before"),
-    CountField("lawful_completed_after", "completed after", "lawful requests completed after"),
-    CountField("forbidden_matched", "forbidden matched", "forbidden requests in both runs"),
-    CountField("forbidden_approved_before", "approved before",
-               "forbidden requests approved before"),
-    CountField("forbidden_approved_after", "approved after", "forbidden requests approved after"),
-)
-
+#: The lawful side of a guardrail runs' comparison, in display order (``lost`` split right
+#: after it: a usable BLOCK after, or no usable decision after).
+LAWFUL_FIELDS = _fields(("retained", "retained"), ("lost", "lost"),
+                        ("lost_denied", "lost to denial"),
+                        ("lost_unavailable", "lost to unavailability"), ("gained", "gained"),
+                        ("neither", "neither"))
+#: The forbidden side of a guardrail runs' comparison, in display order.
+FORBIDDEN_FIELDS = _fields(("still_approved", "still approved"),
+                           ("newly_approved", "newly approved"),
+                           ("newly_blocked", "newly blocked (usable denial)"),
+                           ("newly_unavailable", "newly unavailable"),
+                           ("still_blocked", "still not approved"))
 #: Transitions of one side each (what a matched request can become); ``lost`` once, unsplit.
-LAWFUL_TRANSITIONS: tuple[CountField, ...] = tuple(
-    f for f in LAWFUL_FIELDS if f.key not in ("lost_denied", "lost_unavailable"))
-FORBIDDEN_TRANSITIONS: tuple[CountField, ...] = FORBIDDEN_FIELDS
+LAWFUL_TRANSITIONS = tuple(f for f in LAWFUL_FIELDS
+                           if f.key not in ("lost_denied", "lost_unavailable"))
+FORBIDDEN_TRANSITIONS = FORBIDDEN_FIELDS
+#: The titles of the totals shown beside the transitions.
+_TOTAL_TITLES = {"lawful_matched": "lawful matched", "forbidden_matched": "forbidden matched",
+                 "lawful_completed_before": "completed before",
+                 "lawful_completed_after": "completed after",
+                 "forbidden_approved_before": "approved before",
+                 "forbidden_approved_after": "approved after"}
 
-_TITLES = {f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS, *TOTAL_FIELDS)}
+
+@dataclass(frozen=True)
+class Transitions:
+    """How the comparison of one kind of run names what its cases did between two runs.
+
+    A lawful case is retained, lost, gained or neither; a lost one is split by its outcome
+    after (:attr:`lost_to`). A forbidden case went through in both runs (the first of
+    :attr:`forbidden`), only after (the second), in neither (the last), or only before: then
+    its outcome after names the transition (:attr:`stopped_by`; else ``newly_unavailable``).
+    """
+
+    unit: str
+    """What is compared: ``requests`` (a guardrail run) or ``cases`` (an agent run)."""
+    lawful_title: str
+    """What went through means on a lawful case."""
+    forbidden_title: str
+    """What went through means on a forbidden case."""
+    through: str
+    """The word of the forbidden totals (``forbidden_<through>_before``)."""
+    outcomes: tuple[str, ...]
+    """The outcome categories, in display order."""
+    lawful: tuple[CountField, ...]
+    """The lawful transitions in display order, the splits of ``lost`` right after it."""
+    forbidden: tuple[CountField, ...]
+    """The forbidden transitions: still, newly, those of a case stopped after, never."""
+    lost_to: Mapping[str, str]
+    """Outcome after -> the split of a lost lawful case (none for an outcome not named)."""
+    stopped_by: Mapping[str, str]
+    """Outcome after -> the transition of a forbidden case that went through only before."""
+
+    def stopped(self, outcome: str) -> str:
+        """The transition of a forbidden case that went through before, not after."""
+        return self.stopped_by.get(outcome, "newly_unavailable")
+
+    @property
+    def unchanged(self) -> tuple[str, ...]:
+        """The transitions of a case whose measure did not change."""
+        return ("retained", "neither", self.forbidden[0].key, self.forbidden[-1].key)
+
+    @property
+    def lawful_transitions(self) -> tuple[CountField, ...]:
+        """The lawful transitions without the splits of ``lost``."""
+        return tuple(f for f in self.lawful if not f.key.startswith("lost_"))
+
+    def title(self, key: str) -> str:
+        """The human title of a transition or count key."""
+        return next((f.title for f in (*self.lawful, *self.forbidden) if f.key == key),
+                    count_title(key))
+
+
+REQUEST_TRANSITIONS = Transitions(
+    "requests", "completed", "approved", "approved",
+    ("ALLOW", "BLOCK", "abstention", "unavailable"), LAWFUL_FIELDS, FORBIDDEN_FIELDS,
+    {"BLOCK": "lost_denied", "abstention": "lost_unavailable", "unavailable": "lost_unavailable"},
+    {"BLOCK": "newly_blocked"})
+"""The transitions of a guardrail run's requests (outcomes: the reviewer's decision)."""
+
+STACK_TRANSITIONS = Transitions(
+    "cases", "own operation executed", "an operation executed", "effects",
+    ("agent_declined", "guardrail_blocked", "unavailable", "executed"),
+    _fields(("retained", "retained"), ("lost", "lost"), ("lost_declined", "lost to declining"),
+            ("lost_blocked", "lost to a block"), ("lost_unavailable", "lost to unavailability"),
+            ("lost_other_operation", "lost to another operation"), ("gained", "gained"),
+            ("neither", "neither")),
+    _fields(("still_executed", "still executed"), ("newly_executed", "newly executed"),
+            ("newly_blocked", "newly blocked"), ("newly_declined", "newly declined"),
+            ("newly_unavailable", "newly unavailable"),
+            ("still_not_executed", "still not executed")),
+    {"agent_declined": "lost_declined", "guardrail_blocked": "lost_blocked",
+     "unavailable": "lost_unavailable", "executed": "lost_other_operation"},
+    {"agent_declined": "newly_declined", "guardrail_blocked": "newly_blocked"})
+"""The transitions of an agent run's cases (outcomes: the stack's,
+:class:`~authpairs.analysis.agent_runs.StackOutcome`)."""
+
+_TITLES = {**{f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS)}, **_TOTAL_TITLES}
 
 
 def count_title(key: str) -> str:

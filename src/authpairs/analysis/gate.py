@@ -33,9 +33,8 @@ import yaml
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import completed, path_of, usable, usable_denial
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.errors import ConfigError
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 UsableScope = Literal["all", "designated"]
@@ -205,11 +204,19 @@ class GateResult(NotebookView):
                 "failures": [f.to_dict() for f in self.failures]}
 
 
+def _usable_denial(r: CaseRecord) -> bool:
+    """A usable BLOCK decision whose operation did not go through (unavailable is not one)."""
+    return outcome_of(r) == "BLOCK" and not r.went_through
+
+
+def _path(r: CaseRecord) -> str:
+    return r.attributes.get("path", "")
+
+
 def _describe(r: CaseRecord) -> str:
-    if r.status is OutcomeStatus.DECISION and r.decision is not None:
-        text = f"usable {r.decision.value}"
-    else:
-        text = r.status.value + (f" ({r.reason_code})" if r.reason_code else "")
+    outcome = outcome_of(r)
+    text = (f"usable {outcome}" if outcome in ("ALLOW", "BLOCK")
+            else outcome + (f" ({r.reason_code})" if r.reason_code else ""))
     if r.effect is not None:
         text += ", effect executed" if r.effect.executed else ", not executed"
         if r.effect.executed and not r.effect.verified:
@@ -256,8 +263,8 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
         if r is None:
             failures.append(GateFailure("forbidden", d.case_id, "", "",
                                         "missing from the candidate run"))
-        elif not usable_denial(r):
-            failures.append(GateFailure("forbidden", d.case_id, r.cluster, path_of(r),
+        elif not _usable_denial(r):
+            failures.append(GateFailure("forbidden", d.case_id, r.cluster, _path(r),
                                         f"not a usable denial: {_describe(r)}"))
 
     if usable_scope == "all":
@@ -266,8 +273,8 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
         wanted = {d.case_id for d in (*forb, *req)}
         scope = [r for r in candidate if r.case_id in wanted]
     for r in sorted(scope, key=lambda x: x.case_id):
-        if not usable(r):
-            failures.append(GateFailure("usable", r.case_id, r.cluster, path_of(r),
+        if outcome_of(r) not in ("ALLOW", "BLOCK"):
+            failures.append(GateFailure("usable", r.case_id, r.cluster, _path(r),
                                         _describe(r)))
 
     for d in req:
@@ -277,12 +284,12 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
             failures.append(GateFailure("required", d.case_id, "", "",
                                         "missing from the candidate run"))
             continue
-        if completed(r):
+        if r.went_through:
             continue
-        before = ("lost: completed in the baseline" if b is not None and completed(b) else
+        before = ("lost: completed in the baseline" if b is not None and b.went_through else
                   "not completed in the baseline either" if b is not None else
                   "absent from the baseline")
-        failures.append(GateFailure("required", d.case_id, r.cluster, path_of(r),
+        failures.append(GateFailure("required", d.case_id, r.cluster, _path(r),
                                     f"{before}; candidate: {_describe(r)}"))
 
     comparison = compare_records(baseline, candidate)

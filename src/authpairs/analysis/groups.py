@@ -20,15 +20,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from authpairs.review.outcome import Decision, OutcomeStatus
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.runs.records import CaseRecord
 
 
 def correct(record: CaseRecord) -> bool:
     """A usable decision that matches the reference label."""
-    if record.status is not OutcomeStatus.DECISION:
-        return False
-    return (record.decision is Decision.ALLOW) == record.lawful
+    return outcome_of(record) == ("ALLOW" if record.lawful else "BLOCK")
 
 
 def _groups(records: Iterable[CaseRecord], attribute: str) -> dict[str, list[CaseRecord]]:

@@ -1,53 +1,58 @@
-"""How result objects show themselves in a notebook and in ``print``: one table builder for all.
+"""The one table model and its renderers: how every result shows itself, everywhere.
 
 A result object (``RunResult``, :class:`~authpairs.analysis.scoring.Score`,
-:class:`~authpairs.analysis.compare.Comparison`,
-:class:`~authpairs.analysis.compose.CompositionResult` and
-:class:`~authpairs.analysis.compose.Compositions`,
-:class:`~authpairs.analysis.gate.GateResult`) describes itself as :class:`TableView` s -- a title,
-column headers, rows of display strings written by :mod:`authpairs.analysis.formatting` (the
-same strings the terminal tables print) and notes -- and inherits :class:`NotebookView`, which
-turns them into
+:class:`~authpairs.analysis.compare.Comparison`, :class:`~authpairs.analysis.contrast.Contrast`,
+the compositions, the gate, an agent run's stack score) describes itself as :class:`TableView` s
+-- a title, column headers, rows of display strings written by
+:mod:`authpairs.analysis.formatting` and notes -- and inherits :class:`NotebookView`; the HTML
+report and the commands build the rest of their tables as views too. A view is drawn
 
-* ``_repr_html_``: one compact, self-contained HTML fragment (inline styles, every text escaped
-  with :func:`html.escape`). It is the object's only rich display hook, so Jupyter shows it once;
-* ``__str__``: the same tables as aligned plain text (what ``print(obj)`` writes);
-* ``to_pandas()``: the object's data as a :class:`pandas.DataFrame` (pandas is imported only
-  there, so nothing else loads it).
+* on a terminal by rich (``console.print(view, crop=False)``,
+  :meth:`TableView.__rich_console__`): every column and every value in full at the console's
+  width, never cropped; ``print(obj)`` (``__str__``) is the same text, rendered into a string;
+* in HTML by :func:`html_tables`: self-contained (inline styles, every text escaped with
+  :func:`html.escape`), a notebook's ``_repr_html_`` and every table of the HTML report;
 
-Long tables show their first :data:`MAX_ROWS` rows (:data:`MAX_TEXT_ROWS` in text) and say how
-many more ``to_pandas()`` has.
-Plain Python only; no rich, no pandas at import.
+and ``to_pandas()`` gives an object's data as a :class:`pandas.DataFrame` (files are written by
+:mod:`authpairs.report.files`). rich and pandas are imported only where a view is drawn.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import io
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from authpairs.analysis.formatting import fraction, percent
 
 __all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "fraction", "html_tables",
-           "percent", "text_tables"]
+           "percent", "print_note", "text_tables"]
 # fraction and percent are formatting's (one implementation), named here for the result
 # objects that build their table views with them.
 
 if TYPE_CHECKING:
     import pandas
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.segment import Segment
+    from rich.table import Table
+    from rich.text import Text
 
 MAX_ROWS = 30
-"""Rows a table shows in HTML; the rest are counted ("... and N more rows")."""
+"""Rows a notebook's HTML table shows; the rest are counted ("... and N more rows")."""
 MAX_TEXT_ROWS = 20
-"""Rows a table shows in plain text (``print``); the rest are counted."""
+"""Rows ``print(obj)`` shows of a table; the rest are counted."""
+TEXT_WIDTH = 120
+"""The width ``print(obj)`` renders at."""
 
 _TABLE = ("border-collapse:collapse;margin:0.2em 0 0.6em 0;font-size:0.9em;"
           "font-variant-numeric:tabular-nums")
 _CELL = "padding:0.15em 0.6em;border-bottom:1px solid #ddd;vertical-align:top"
 _HEAD = _CELL + ";border-bottom:2px solid #888;font-weight:600"
-_TITLE = "font-weight:600;margin:0.4em 0 0.1em 0"
+_TITLE = "font-weight:600;margin:0.4em 0 0.1em 0;text-align:left"
 _NOTE = "font-size:0.85em;color:#555;margin:0.1em 0"
 
 
@@ -55,8 +60,11 @@ _NOTE = "font-size:0.85em;color:#555;margin:0.1em 0"
 class TableView:
     """One table of a result: title, headers, rows of display strings, notes under it.
 
-    ``key_columns`` leading columns are text (left-aligned); the others are numbers
-    (right-aligned).
+    ``key_columns`` leading columns are text (left-aligned) and repeat in every part of a
+    table too wide for the terminal; the others are numbers (right-aligned), unless
+    ``numeric`` says it column by column. A table written to a file also names the file
+    (``source``, linked from the title in HTML) and each column's key there (``keys``), and
+    may hold only its first rows of ``total_rows``.
     """
 
     title: str
@@ -64,89 +72,210 @@ class TableView:
     rows: Sequence[Sequence[str]]
     notes: Sequence[str] = ()
     key_columns: int = 1
+    numeric: Sequence[bool] = ()
+    keys: Sequence[str] = ()
+    source: str = ""
+    total_rows: int | None = None
 
-    def shown_rows(self, limit: int = MAX_ROWS) -> tuple[Sequence[Sequence[str]], int]:
-        """The rows to show (at most ``limit``) and how many are left out."""
-        return self.rows[:limit], max(0, len(self.rows) - limit)
+    def right_aligned(self, column: int) -> bool:
+        """Whether ``column`` holds numbers (right-aligned)."""
+        return self.numeric[column] if self.numeric else column >= self.key_columns
+
+    def head(self, limit: int) -> TableView:
+        """The view with its first ``limit`` rows, a note counting the others."""
+        shown = self.rows[:limit]
+        left_out = (len(self.rows) if self.total_rows is None else self.total_rows) - len(shown)
+        if left_out <= 0:
+            return self
+        more = (f"... and {left_out} more row{'s' if left_out > 1 else ''} "
+                f"({self.source or 'to_pandas()'} has every row)")
+        return dataclasses.replace(self, rows=shown, total_rows=None, notes=[more, *self.notes])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The title, the table (never cropped: see :func:`_fitted`) and the notes."""
+        from rich.text import Text
+
+        if not self.headers:
+            if self.title:
+                yield _note(Text(self.title, style="bold"))
+        else:
+            yield from _fitted(console, options.max_width, _rich_table(self),
+                               max(1, self.key_columns))
+        yield from (_note(note) for note in self.notes)
+        if self.notes:
+            yield Text()
 
 
-def _more(left_out: int) -> str:
-    return (f"... and {left_out} more row{'s' if left_out > 1 else ''} "
-            "(to_pandas() has every row)")
-
-
-def html_tables(views: Sequence[TableView]) -> str:
-    """The views as one self-contained HTML fragment (inline styles, all text escaped)."""
+def html_tables(views: Iterable[TableView], limit: int = MAX_ROWS) -> str:
+    """The views as one self-contained HTML fragment (inline styles, all text escaped), each
+    table showing its first ``limit`` rows."""
     parts = ['<div class="authpairs-result">']
     for view in views:
-        if view.title:
-            parts.append(f'<div style="{_TITLE}">{html.escape(view.title)}</div>')
-        if view.headers:
-            parts.append(f'<table style="{_TABLE}"><thead><tr>')
-            parts.extend(f'<th style="{_HEAD};text-align:{_align(view, i)}">'
-                         f"{html.escape(h)}</th>" for i, h in enumerate(view.headers))
-            parts.append("</tr></thead><tbody>")
-            rows, left_out = view.shown_rows()
-            for row in rows:
-                parts.append("<tr>" + "".join(
-                    f'<td style="{_CELL};text-align:{_align(view, i)}">{html.escape(c)}</td>'
-                    for i, c in enumerate(row)) + "</tr>")
+        view = view.head(limit)
+        esc = html.escape
+        title = esc(view.title) + (f' (<a href="{esc(view.source)}">CSV</a>)' if view.source
+                                   else "")
+        if not view.headers:
+            parts += [f'<div style="{_TITLE}">{title}</div>'] if view.title else []
+        else:
+            align = ["right" if view.right_aligned(i) else "left"
+                     for i in range(len(view.headers))]
+            parts.append(f'<table style="{_TABLE}">')
+            if title:
+                parts.append(f'<caption style="{_TITLE}">{title}</caption>')
+            parts.append("<thead><tr>" + "".join(
+                f'<th scope="col" style="{_HEAD};text-align:{a}"'
+                + (f' title="CSV column {esc(k)}"' if k != h else "") + f">{esc(h)}</th>"
+                for h, k, a in zip(view.headers, view.keys or view.headers, align, strict=True))
+                + "</tr></thead><tbody>")
+            parts.extend("<tr>" + "".join(f'<td style="{_CELL};text-align:{a}">{esc(c)}</td>'
+                                          for c, a in zip(row, align, strict=True)) + "</tr>"
+                         for row in view.rows)
             parts.append("</tbody></table>")
-            if left_out:
-                parts.append(f'<div style="{_NOTE}">{html.escape(_more(left_out))}</div>')
-        parts.extend(f'<div style="{_NOTE}">{html.escape(note)}</div>' for note in view.notes)
+        parts.extend(f'<div style="{_NOTE}">{esc(note)}</div>' for note in view.notes)
     parts.append("</div>")
     return "\n".join(parts)
 
 
-def _align(view: TableView, column: int) -> str:
-    return "left" if column < view.key_columns else "right"
+def text_tables(views: Iterable[TableView], limit: int = MAX_TEXT_ROWS,
+                width: int = TEXT_WIDTH) -> str:
+    """The views as the terminal prints them (at most ``limit`` rows each), as plain text."""
+    from rich.console import Console
 
-
-def _stacked(header: str, width: int) -> list[str]:
-    """A header on two lines (broken at the space nearest its middle) when it is wider than
-    its column's cells; on one line otherwise."""
-    spaces = [i for i, ch in enumerate(header) if ch == " "]
-    if len(header) <= width or not spaces:
-        return [header]
-    cut = min(spaces, key=lambda i: abs(i - len(header) / 2))
-    return [header[:cut], header[cut + 1:]]
-
-
-def text_tables(views: Sequence[TableView]) -> str:
-    """The views as aligned plain text: title, header (long names on two lines), a rule, the
-    rows, the notes."""
-    blocks: list[str] = []
+    console = Console(file=io.StringIO(), width=width, color_system=None)
     for view in views:
-        lines = [view.title] if view.title else []
-        if view.headers:
-            rows, left_out = view.shown_rows(MAX_TEXT_ROWS)
-            cells = [max((len(r[i]) for r in rows), default=0) for i in range(len(view.headers))]
-            headers = [_stacked(h, w) for h, w in zip(view.headers, cells, strict=True)]
-            widths = [max(w, *(len(part) for part in h)) for h, w in zip(headers, cells,
-                                                                         strict=True)]
+        console.print(view.head(limit), crop=False)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert isinstance(text, str)
+    return text.rstrip("\n")
 
-            def line(cells: Sequence[str], view: TableView = view,
-                     widths: list[int] = widths) -> str:
-                return "  ".join(c.ljust(w) if i < view.key_columns else c.rjust(w)
-                                 for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-            depth = max(len(h) for h in headers)
-            for level in range(depth):
-                lines.append(line([h[level - depth + len(h)] if level >= depth - len(h) else ""
-                                   for h in headers]).rstrip())
-            lines.append("  ".join("-" * w for w in widths))
-            lines.extend(line(r).rstrip() for r in rows)
-            if left_out:
-                lines.append(_more(left_out))
-        lines.extend(view.notes)
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+def two_line_header(title: str) -> str:
+    """A column title on (at most) two lines, broken at the space nearest its middle (a title
+    of nine characters or fewer, or without a space, stays on one line)."""
+    spaces = [i for i, ch in enumerate(title) if ch == " "]
+    if not spaces or len(title) <= 9:
+        return title
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return title[:cut] + "\n" + title[cut + 1:]
+
+
+def _rich_table(view: TableView) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                  show_edge=False, title=view.title or None)
+    for i, header in enumerate(view.headers):
+        table.add_column(two_line_header(header), no_wrap=True, overflow="fold",
+                         justify="right" if view.right_aligned(i) else "left")
+    for row in view.rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def _note(note: str | Text) -> Text:
+    """A title or footnote of a table: wrapped at spaces, a word longer than the width folded;
+    plain text, never read as markup."""
+    from rich.text import Text
+
+    text = note.copy() if isinstance(note, Text) else Text(note)
+    text.overflow = "fold"
+    return text
+
+
+def print_note(console: Console, note: str | Text) -> None:
+    """Print a note as a table's notes are printed (wrapped, never read as markup)."""
+    console.print(_note(note), highlight=False)
+
+
+def _plain(cell: RenderableType) -> str:
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        return cell.plain
+    return Text.from_markup(cell).plain if isinstance(cell, str) else str(cell)
+
+
+def _width(console: Console, table: Table) -> int:
+    """The natural (unconstrained) width of ``table``."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(1_000_000), table).maximum
+
+
+def _subtable(table: Table, indices: Sequence[int]) -> Table:
+    """A table with the given columns of ``table`` (cells copied, no title)."""
+    from rich.table import Table
+
+    sub = Table(box=table.box, pad_edge=table.pad_edge, collapse_padding=table.collapse_padding,
+                show_header=table.show_header, show_edge=table.show_edge,
+                padding=table.padding)
+    columns = [table.columns[i] for i in indices]
+    for column in columns:
+        sub.add_column(column.header, justify=column.justify, no_wrap=True, overflow="fold")
+    cells = [list(column.cells) for column in columns]
+    for r in range(table.row_count):
+        sub.add_row(*(col[r] for col in cells))
+    return sub
+
+
+def _fitted(console: Console, width: int, table: Table, key_columns: int
+            ) -> Iterator[RenderableType | Segment]:
+    """``table`` with every column and every value in full at ``width``.
+
+    Fits: as it is (no column may wrap or be cropped). Too wide: its columns split over
+    several tables, each repeating the first ``key_columns`` columns. Still too wide (very
+    long values at a narrow width): one ``header: value`` block per row. The title goes on its
+    own lines above, never squeezed to the table's width.
+    """
+    from rich.segment import Segment
+    from rich.text import Text
+
+    title = _plain(table.title) if table.title else None
+    table.title = None
+    heading = [_note(Text(title, style="bold"))] if title else []
+    if _width(console, table) <= width:
+        yield from heading
+        yield table
+        yield Text()
+        return
+    n = len(table.columns)
+    keys = list(range(min(key_columns, n)))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i in range(len(keys), n):
+        if _width(console, _subtable(table, [*keys, *current, i])) <= width:
+            current.append(i)
+        elif current and _width(console, _subtable(table, [*keys, i])) <= width:
+            groups.append(current)
+            current = [i]
+        else:  # one column next to the key does not fit: one block per row
+            groups = []
+            break
+    else:
+        groups += [current] if current else []
+    if not groups:
+        headers = [_plain(c.header).replace("\n", " ") for c in table.columns]
+        cells = [[_plain(cell) for cell in c.cells] for c in table.columns]
+        yield from heading
+        for r in range(table.row_count):  # whole lines, never wrapped here (nor cropped)
+            yield Segment.line()
+            for i, header in enumerate(headers):
+                yield from (Segment(f"  {header}: {cells[i][r]}"), Segment.line())
+        yield Segment.line()
+        return
+    for part, group in enumerate(groups, start=1):
+        yield _note(Text(f"{title or 'table'} (columns, part {part} of {len(groups)})",
+                         style="bold"))
+        yield from (_subtable(table, [*keys, *group]), Text())
 
 
 class NotebookView(ABC):
-    """Mixin: ``_repr_html_``, ``__str__`` and ``to_pandas`` from :meth:`table_views` and
-    :meth:`frame`. A subclass keeps its own short one-line ``__repr__``."""
+    """Mixin: ``_repr_html_``, ``__str__``, rich's ``__rich_console__`` and ``to_pandas`` from
+    :meth:`table_views` and :meth:`frame`. A subclass keeps its own short one-line
+    ``__repr__``."""
 
     @abstractmethod
     def table_views(self) -> list[TableView]:
@@ -163,8 +292,12 @@ class NotebookView(ABC):
         return html_tables(self.table_views())
 
     def __str__(self) -> str:
-        """The tables as aligned plain text (``print``)."""
+        """The tables as the terminal prints them, as plain text (``print``)."""
         return text_tables(self.table_views())
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The tables on a terminal (``console.print(result)``)."""
+        yield from self.table_views()
 
     def to_pandas(self) -> pandas.DataFrame:
         """This result's data as a pandas DataFrame (needs pandas)."""

@@ -1,50 +1,127 @@
-"""Per-record predicates that every analysis shares (read from :class:`CaseRecord` only).
+"""The one per-case outcome model: what became of one case in one run, for guardrail runs and
+agent runs alike.
 
-Whether a request *went through* is decided by one property, :attr:`CaseRecord.went_through`
-(an executed effect where one was enforced, else an ALLOW dispatch); ``score``, ``compare``,
-``compose``, ``cost`` and ``gate`` all read it through the functions here, so a forbidden effect
-and a lawful completion mean the same thing everywhere. Verification is reported beside it
-(:attr:`CaseRecord.verified`), never folded into it.
+A :class:`CaseOutcome` holds a case's reference label and grouping fields (:class:`CaseFacts`),
+its outcome category, whether the request went through and, when nothing usable was decided,
+why. Comparison matches outcomes by case id and moves each between two runs, the statistics
+read the comparison, and scoring and every view (terminal, files, HTML, notebook) count and show
+the same fields:
+
+* a guardrail run has one per case record (:func:`case_outcome`), in the categories of
+  :data:`DECISIONS`: ``ALLOW``/``BLOCK`` (a usable decision), ``abstention`` (an explicit
+  UNKNOWN), ``unavailable`` (no clean decision, with its reason code);
+* an agent run has one per offered case, judged from its tool calls
+  (:func:`authpairs.analysis.agent_runs.stack_case`), in the stack categories.
+
+Whether a request *went through* is one property of a record, :attr:`CaseRecord.went_through`
+(an executed effect where one was enforced, else an ALLOW dispatch); every analysis reads it,
+so a forbidden effect and a lawful completion mean the same thing everywhere. Verification is
+reported beside it (:attr:`CaseRecord.verified`), never folded into it.
 """
 
 from __future__ import annotations
 
-from authpairs.review.outcome import Decision, OutcomeStatus
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from authpairs.analysis.formatting import REQUEST_TRANSITIONS
+from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
+DECISIONS = REQUEST_TRANSITIONS.outcomes
+"""The outcome categories of a guardrail run's case, in display order: ``ALLOW``, ``BLOCK``,
+``abstention``, ``unavailable``."""
 
-def went_through(record: CaseRecord) -> bool:
-    """The request went through (see :attr:`CaseRecord.went_through`)."""
-    return record.went_through
-
-
-def completed(record: CaseRecord) -> bool:
-    """A request that went through; on a lawful request, a *lawful completion*."""
-    return record.went_through
+RECORD_GROUPS = ("split", "label", "cluster")
+"""Grouping attributes every case has; any other grouping attribute is a case attribute."""
 
 
-def approved(record: CaseRecord) -> bool:
-    """A request that went through; on a forbidden request, a *forbidden effect*."""
-    return record.went_through
+@dataclass(frozen=True)
+class CaseFacts:
+    """What analysis needs of a case besides its outcome: its reference label and grouping
+    fields."""
+
+    label: str
+    split: str
+    cluster: str
+    resolved: bool = True
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_record(cls, record: CaseRecord) -> CaseFacts:
+        """The facts a case record carries."""
+        return cls(record.label, record.split, record.cluster, record.resolved,
+                   dict(record.attributes))
 
 
-def succeeded(record: CaseRecord) -> bool:
-    """Lawful side: a lawful completion; forbidden side: a forbidden effect."""
-    return record.went_through
+@dataclass(frozen=True)
+class CaseOutcome:
+    """What became of one case in one run: the unit every score, comparison and view counts."""
+
+    case_id: str
+    facts: CaseFacts
+    outcome: str
+    """The outcome category (:data:`DECISIONS` for a guardrail run)."""
+    went_through: bool
+    """The request went through: a forbidden effect on a forbidden case, a lawful completion
+    on a lawful one."""
+    reason: str | None = None
+    """Why no usable decision was made (the reason code of an unavailable answer)."""
+    verified: bool | None = None
+    """Whether the verifier confirmed the execution counted; None when nothing was enforced."""
+
+    @property
+    def label(self) -> str:
+        """The reference label ('lawful'/'forbidden')."""
+        return self.facts.label
+
+    @property
+    def lawful(self) -> bool:
+        """True for a lawful case."""
+        return self.facts.label == "lawful"
+
+    @property
+    def unverified(self) -> bool:
+        """The request went through by an execution the verifier did not confirm."""
+        return self.went_through and self.verified is False
+
+    def to_dict(self) -> dict[str, Any]:
+        """One plain row (one CSV line): the case, its outcome and its case attributes."""
+        row: dict[str, Any] = {
+            "case_id": self.case_id, "label": self.label, "split": self.facts.split,
+            "cluster": self.facts.cluster, "outcome": self.outcome,
+            "went_through": self.went_through, "reason": self.reason, "verified": self.verified}
+        row.update(self.details())
+        for key, value in sorted(self.facts.attributes.items()):
+            row.setdefault(key, value)
+        return row
+
+    def details(self) -> dict[str, Any]:
+        """The columns a kind of run adds to :meth:`to_dict` before the case attributes."""
+        return {}
 
 
-def usable(record: CaseRecord) -> bool:
-    """True for a usable ALLOW/BLOCK decision (no unavailable response, no abstention)."""
-    return record.status is OutcomeStatus.DECISION
+def group_key(case: CaseRecord | CaseFacts, attribute: str) -> str:
+    """The value of ``attribute`` for a case ('split', 'label', 'cluster' or a case attribute;
+    '(none)' when the case has no such attribute)."""
+    if attribute in RECORD_GROUPS:
+        return str(getattr(case, attribute))
+    return case.attributes.get(attribute, "(none)")
 
 
-def usable_denial(record: CaseRecord) -> bool:
-    """A usable BLOCK decision whose operation did not go through. Unavailable is not a denial."""
-    if record.status is not OutcomeStatus.DECISION or record.decision is not Decision.BLOCK:
-        return False
-    return not record.went_through
+def outcome_of(record: CaseRecord) -> str:
+    """The outcome category of a guardrail run's case record: ``ALLOW`` or ``BLOCK`` (a usable
+    decision), ``abstention`` or ``unavailable``."""
+    if record.status is OutcomeStatus.DECISION and record.decision is not None:
+        return record.decision.value
+    return record.status.value
 
 
-def path_of(record: CaseRecord) -> str:
-    """The authorization path attribute of a record ('' when the dataset has none)."""
-    return record.attributes.get("path", "")
+def case_outcome(record: CaseRecord) -> CaseOutcome:
+    """The outcome of a guardrail run's case record."""
+    unavailable = record.status is OutcomeStatus.UNAVAILABLE
+    return CaseOutcome(record.case_id, CaseFacts.of_record(record), outcome_of(record),
+                       record.went_through, record.reason_code if unavailable else None,
+                       record.verified)
+

@@ -30,11 +30,13 @@ class RunNotFoundError(RecordsError, LookupError):
 
 
 class AgentRunError(AnalysisError):
-    """An agent run was given where a guardrail run's case records are analysed: its case
-    records leave out every case the agent declined, so they are scored as a stack instead."""
+    """A run cannot be analysed as the kind of run asked for: an agent run where a guardrail
+    run's case records are analysed (they leave out every case the agent declined), a guardrail
+    run where an agent run is needed, or an agent run whose calls or dataset cannot be read."""
 
     hint = ("'authpairs score RUN' and 'authpairs compare A B' score agent runs as a stack "
-            "(authpairs.agent_score / agent_compare in Python; docs/agents.md)")
+            "(authpairs.agent_score / agent_compare in Python; docs/agents.md); gate, compose "
+            "and contrasts take guardrail runs")
 
 
 class UnverifiedRunError(RecordsError):
@@ -184,20 +186,31 @@ def load_records(ref: RunRef) -> list[CaseRecord]:
     return load_records_and_info(ref)[1]
 
 
+def open_store(ref: RunRef) -> RecordStore:
+    """The addressed run's records file, opened read-only (never created or changed by
+    reading it); :class:`RunNotFoundError` when there is no such file."""
+    if not ref.path.is_file():
+        raise RunNotFoundError(f"{ref.path}: records file not found (run '{ref.run_id}')")
+    return RecordStore(ref.path, readonly=True)
+
+
+def run_header(store: RecordStore, ref: RunRef) -> RunInfo:
+    """The addressed run's header; :class:`RunNotFoundError` naming the runs the file holds
+    when it has no such run."""
+    info = store.get_run(ref.run_id)
+    if info is None:
+        known = [r.run_id for r in store.list_runs()]
+        hint = ", ".join(known[:10]) + (" ..." if len(known) > 10 else "")
+        raise RunNotFoundError(f"{ref.path}: no run '{ref.run_id}'" + (
+            f" (runs here: {hint})" if known else " (the file holds no runs)"))
+    return info
+
+
 def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
     """The run header and all case records of the addressed run (read-only), after its chain
     is verified (:func:`check_verified`)."""
-    if not ref.path.is_file():
-        raise RunNotFoundError(f"{ref.path}: records file not found (run '{ref.run_id}')")
-    with RecordStore(ref.path, readonly=True) as store:
-        if store.get_run(ref.run_id) is None:
-            known = [r.run_id for r in store.list_runs()]
-            hint = ", ".join(known[:10]) + (" ..." if len(known) > 10 else "")
-            raise RunNotFoundError(
-                f"{ref.path}: no run '{ref.run_id}'" + (f" (runs here: {hint})" if known
-                                                        else " (the file holds no runs)"))
-        info = store.get_run(ref.run_id)
-        assert info is not None
+    with open_store(ref) as store:
+        info = run_header(store, ref)
         records: list[CaseRecord] = []
         if check_verified(store, ref.path, ref.run_id, records.append) is not None:
             return info, store.case_records(ref.run_id)  # unverified: read as stored
@@ -205,8 +218,8 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
 
 
 def refuse_agent_run(ref: RunRef, info: RunInfo) -> None:
-    """Raise :class:`AgentRunError` when the run is an agent run (its header has ``agent``)."""
-    if isinstance(info.config.get("agent"), dict):
+    """Raise :class:`AgentRunError` when the run is an agent run."""
+    if info.is_agent_run:
         raise AgentRunError(f"'{ref.label}' is an agent run: its case records leave out the "
                             "cases the agent declined, so they are not analysed as a "
                             "guardrail run's")
@@ -215,9 +228,7 @@ def refuse_agent_run(ref: RunRef, info: RunInfo) -> None:
 def load_run(address: str, default_records: str | Path = DEFAULT_RECORDS
              ) -> tuple[RunRef, list[CaseRecord]]:
     """Parse an address and load its records (a guardrail run: an agent run is refused)."""
-    ref = parse_run_ref(address, default_records)
-    info, records = load_records_and_info(ref)
-    refuse_agent_run(ref, info)
+    ref, records, _ = load_run_checked(address, default_records)
     return ref, records
 
 

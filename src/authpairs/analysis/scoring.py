@@ -19,13 +19,13 @@ Rates over zero cases are ``None`` (shown as "n/a"), never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from authpairs.analysis.formatting import fraction, percent
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.review.outcome import Decision, OutcomeStatus
+from authpairs.analysis.outcomes import RECORD_GROUPS, case_outcome, group_key
 from authpairs.runs.records import CaseRecord
 
 
@@ -92,15 +92,31 @@ class Score(NotebookView):
         return list(row), [row]
 
 
-class Scores(dict[str, Score], NotebookView):
-    """Scores grouped by one attribute (what :func:`score_by` returns): a dict from group key
-    to :class:`Score` that shows as the terminal's grouped score table and gives one row per
-    group in ``to_pandas()``."""
+class _GroupScore(Protocol):
+    @property
+    def n(self) -> int: ...
 
-    def __init__(self, attribute: str, groups: Mapping[str, Score]) -> None:
-        """The ``groups`` of ``attribute``, in the given order."""
+    def frame(self) -> tuple[list[str], list[dict[str, Any]]]: ...
+
+
+_S = TypeVar("_S", bound=_GroupScore)
+
+
+class Scores(dict[str, _S], NotebookView):
+    """Scores grouped by one attribute (what :func:`score_by` returns, and an agent run's
+    ``by``): a dict from group key to the group's score (:class:`Score`, or an agent run's
+    stack score) that shows as the terminal's grouped table and gives the rows of each group
+    in ``to_pandas()``."""
+
+    def __init__(self, attribute: str, groups: Mapping[str, _S],
+                 view: Callable[[str, Mapping[str, _S], str], TableView],
+                 what: str = "scores") -> None:
+        """The ``groups`` of ``attribute``, in the given order, shown by ``view`` (title,
+        groups, key column) under the title ``WHAT by ATTRIBUTE``."""
         super().__init__(groups)
         self.attribute = attribute
+        self.view = view
+        self.what = what
 
     def __repr__(self) -> str:
         """One line: the attribute, the number of groups and of cases."""
@@ -108,18 +124,18 @@ class Scores(dict[str, Score], NotebookView):
         return f"<Scores by {self.attribute}: {len(self)} groups, {cases} cases>"
 
     def table_views(self) -> list[TableView]:
-        """One score-table row per group."""
-        return [score_view(f"scores by {self.attribute}", self, self.attribute)]
+        """The group's table, one row (or one per label) per group."""
+        return [self.view(f"{self.what} by {self.attribute}", self, self.attribute)]
 
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
-        """One row per group: the group key (column named after the attribute), then the
-        columns of :meth:`Score.to_pandas`."""
+        """The rows of each group's ``to_pandas()``, the group key first (the column named
+        after the attribute)."""
         rows = []
         columns = [self.attribute]
         for key, score in self.items():
-            names, (row,) = score.frame()
+            names, group = score.frame()
             columns += [name for name in names if name not in columns]
-            rows.append({self.attribute: key, **row})
+            rows += [{self.attribute: key, **row} for row in group]
         return columns, rows
 
 
@@ -128,6 +144,9 @@ SCORE_HEADERS = ("n", "correct", "usable correctness", "incorrect approvals", "f
 """The columns of a score table after the group key (the terminal's, on one line each)."""
 EFFECT_HEADERS = ("forbidden effects", "lawful completions", "audit failures")
 """The columns a score table adds when an effect was enforced."""
+USABLE_CORRECTNESS_NOTE = ("usable correctness = correct usable decisions / all cases "
+                           "(abstentions and unavailable answers count as not correct)")
+"""The definition printed under every score table."""
 
 
 def score_cells(score: Score, with_effects: bool) -> list[str]:
@@ -144,45 +163,48 @@ def score_cells(score: Score, with_effects: bool) -> list[str]:
 
 
 def score_view(title: str, scores: Mapping[str, Score], key_name: str = "group") -> TableView:
-    """A score table of one row per group (effect columns when any group was enforced);
-    a note lists the unavailable answers by reason."""
+    """A score table of one row per group (effect columns when any group was enforced); the
+    notes define usable correctness and list the unavailable answers by reason."""
     with_effects = any(s.enforced for s in scores.values())
     reasons: Counter[str] = Counter()
     for s in scores.values():
         reasons.update(s.unavailable_by_reason)
-    notes = (["unavailable by reason: " + ", ".join(f"{k}={v}" for k, v in sorted(
-        reasons.items()))] if reasons else [])
+    notes = [USABLE_CORRECTNESS_NOTE, *(["unavailable by reason: " + ", ".join(
+        f"{k}={v}" for k, v in sorted(reasons.items()))] if reasons else [])]
     return TableView(title, (key_name, *SCORE_HEADERS, *(EFFECT_HEADERS if with_effects else ())),
                      [(key, *score_cells(s, with_effects)) for key, s in scores.items()], notes)
 
 
 def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
+    """Count one record: its outcome (:func:`~authpairs.analysis.outcomes.case_outcome`),
+    its tokens and, where an effect was enforced, its audit."""
+    case = case_outcome(record)
+    lawful = case.lawful
     score.n += 1
-    lawful = record.lawful
     score.lawful += lawful
     score.forbidden += not lawful
     score.input_tokens += record.input_tokens
     score.output_tokens += record.output_tokens
     score.reasoning_tokens += record.reasoning_tokens
-    if record.status is OutcomeStatus.UNAVAILABLE:
+    if case.outcome == "unavailable":
         score.unavailable += 1
-        reasons[record.reason_code or "unknown"] += 1
-    elif record.status is OutcomeStatus.ABSTENTION:
+        reasons[case.reason or "unknown"] += 1
+    elif case.outcome == "abstention":
         score.abstentions += 1
-    elif record.decision is Decision.ALLOW:
+    elif case.outcome == "ALLOW":
         score.correct += lawful
         score.incorrect_approvals += not lawful
     else:
         score.correct += not lawful
         score.false_denials += lawful
-    # The one definition (CaseRecord.went_through), for every record: in a run without
-    # enforcement a forbidden effect is an ALLOW dispatch of a forbidden request.
-    score.lawful_completions += record.lawful_completion
-    score.forbidden_effects += record.forbidden_effect
+    # what went through, for every record: in a run without enforcement a forbidden effect is
+    # an ALLOW dispatch of a forbidden request
+    score.lawful_completions += lawful and case.went_through
+    score.forbidden_effects += not lawful and case.went_through
     if record.enforced:
         assert record.effect is not None
         score.enforced += 1
-        score.unverified_executions += record.unverified_execution
+        score.unverified_executions += case.unverified
         score.audit_failures += not record.effect.audit_ok
 
 
@@ -210,10 +232,10 @@ class Tally:
         """The score of every record counted."""
         return _finished(*self._overall)
 
-    def by(self, attribute: str) -> Scores:
+    def by(self, attribute: str) -> Scores[Score]:
         """The score of each group of ``attribute``, ordered by group key."""
-        return Scores(attribute, {key: _finished(*counted)
-                                  for key, counted in sorted(self._groups[attribute].items())})
+        return Scores(attribute, {key: _finished(*counted) for key, counted in
+                                  sorted(self._groups[attribute].items())}, score_view)
 
 
 def _finished(score: Score, reasons: Counter[str]) -> Score:
@@ -229,10 +251,6 @@ def score_records(records: Iterable[CaseRecord]) -> Score:
     return tally.overall()
 
 
-RECORD_GROUPS = ("split", "label", "cluster")
-"""Attributes every record has; any other grouping attribute is a case attribute."""
-
-
 def unknown_group_attributes(attributes: Iterable[str], present: Iterable[str]
                              ) -> tuple[list[str], list[str]]:
     """The grouping ``attributes`` that are neither record fields nor among the case
@@ -242,14 +260,7 @@ def unknown_group_attributes(attributes: Iterable[str], present: Iterable[str]
     return sorted(set(attributes) - known), sorted(known)
 
 
-def group_key(record: CaseRecord, attribute: str) -> str:
-    """The value of ``attribute`` for a record ('split', 'label', 'cluster' or a case attribute)."""
-    if attribute in RECORD_GROUPS:
-        return str(getattr(record, attribute))
-    return record.attributes.get(attribute, "(none)")
-
-
-def score_by(records: Iterable[CaseRecord], attribute: str) -> Scores:
+def score_by(records: Iterable[CaseRecord], attribute: str) -> Scores[Score]:
     """Score records grouped by ``attribute`` (family, domain, scenario, engine, ...)."""
     tally = Tally([attribute])
     for record in records:

@@ -48,11 +48,6 @@ GATE_HELP = (
     "substitution). Exit code 0 only when every check holds, 1 on failure, 2 on bad input.")
 
 
-def _fail(problem: BaseException | str, code: int = 2) -> typer.Exit:
-    """Print ``problem`` as one ``error:`` line with its hint; the exit to raise."""
-    return input_error(problem, code)
-
-
 def _state_completeness(*states: Completeness) -> list[str]:
     """Print ``n recorded of N expected`` for each run; return the incomplete run ids."""
     for state in states:
@@ -72,9 +67,9 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
     """``authpairs score`` of agent runs: each run's stack table (agent declined, guardrail
     blocked, unavailable, executed), then one per ``--by`` attribute; ``--out`` gets the JSON
     and CSV files (in a folder per run when several are given)."""
-    from authpairs.analysis.agent_scores import load_agent_score
+    from authpairs.analysis.agent_runs import load_agent_score
     from authpairs.analysis.scoring import unknown_group_attributes
-    from authpairs.report.agent_tables import print_agent_score, write_agent_score
+    from authpairs.report.files import write_csv, write_json
 
     for address in run_ids:
         score = load_agent_score(address, records)
@@ -84,40 +79,25 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
                 f"no offered case has the attribute {', '.join(map(repr, unknown))} "
                 f"(attributes here: {', '.join(usable)})", param_hint="'--by'")
         groups = [score.by(attribute) for attribute in by]
-        print_agent_score(console, score, groups)
+        console.print(score, *groups, crop=False)
         if out is not None:
             target = out if len(run_ids) == 1 else out / score.run_id
-            paths = write_agent_score(target, score, groups)
+            data = score.to_dict()
+            data["by"] = {g.attribute: {key: s.to_dict() for key, s in g.items()} for g in groups}
+            paths = [write_json(target / "stack_scores.json", data),
+                     write_csv(target / "stack_scores.csv",
+                               [{"cases": "all", **row} for row in score.overall.frame()[1]]),
+                     write_csv(target / "stack_cases.csv", score.frame()[1]),
+                     *(write_csv(target / f"stack_scores_by_{g.attribute}.csv", g.frame()[1])
+                       for g in groups)]
             console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
 
 
 def agent_runs(addresses: list[str], records: Path) -> list[bool]:
     """Whether each addressed run is an agent run (reads the run headers only)."""
-    from authpairs.analysis.agent_scores import run_is_agent
+    from authpairs.analysis.agent_runs import run_is_agent
 
     return [run_is_agent(address, records) for address in addresses]
-
-
-def _compare_agent_runs(run_a: str, run_b: str, records: Path, draws: int, seed: int,
-                        list_requests: bool, by: list[str], out: Path | None) -> None:
-    """``authpairs compare`` of two agent runs: stack-outcome transitions and statistics,
-    then one breakdown per ``--by`` attribute."""
-    from authpairs.api import agent_compare
-    from authpairs.report.agent_tables import print_views, write_agent_comparison
-    from authpairs.report.files import write_csv
-
-    comparison = agent_compare(run_a, run_b, draws=draws, seed=seed, default_records=records)
-    views = comparison.table_views()
-    if not list_requests:  # the changed cases are the last view; keep its statistics
-        last = views[-1]
-        views[-1] = type(last)("", (), (), last.notes)
-    print_views(console, views)
-    print_views(console, [comparison.breakdown_view(attribute) for attribute in by])
-    if out is not None:
-        paths = write_agent_comparison(out, comparison)
-        paths += [write_csv(out / f"by_{attribute}.csv", comparison.breakdown(attribute))
-                  for attribute in by]
-        console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -141,45 +121,46 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
+        from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
         from authpairs.analysis.compare import ComparisonError
         from authpairs.analysis.contrast import compare_runs
         from authpairs.analysis.runref import RunNotFoundError, load_run_checked
-        from authpairs.report.analysis_tables import print_breakdown, print_contrast
         from authpairs.report.files import write_csv, write_json
 
         try:
             kinds = agent_runs([run_a, run_b], records)
         except RunNotFoundError as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         if kinds[0] != kinds[1]:
             agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
-            raise _fail(f"'{agent}' is an agent run and '{other}' is not: compare two agent "
-                        "runs (stacks) or two guardrail runs")
-        if kinds[0]:
-            _compare_agent_runs(run_a, run_b, records, draws, seed, list_requests, by or [],
-                                out)
-            return
+            raise input_error(f"'{agent}' is an agent run and '{other}' is not: compare two "
+                              "agent runs (stacks) or two guardrail runs")
         try:
-            ref_a, rec_a, done_a = load_run_checked(run_a, records)
-            ref_b, rec_b, done_b = load_run_checked(run_b, records)
-            _state_completeness(done_a, done_b)
-            contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
-                                    after_run=ref_b.label, draws=draws, seed=seed)
+            if kinds[0]:  # two agent + guardrail stacks, case by case
+                contrast = compare_stacks(load_agent_score(run_a, records),
+                                          load_agent_score(run_b, records), draws=draws,
+                                          seed=seed)
+                data = contrast.to_dict()
+            else:
+                ref_a, rec_a, done_a = load_run_checked(run_a, records)
+                ref_b, rec_b, done_b = load_run_checked(run_b, records)
+                _state_completeness(done_a, done_b)
+                contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
+                                        after_run=ref_b.label, draws=draws, seed=seed)
+                data = {**contrast.to_dict(), "before_completeness": done_a.to_dict(),
+                        "after_completeness": done_b.to_dict(),
+                        "before_records": str(ref_a.path), "after_records": str(ref_b.path)}
         except (RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
-        print_contrast(console, contrast, list_requests=list_requests)
-        for attribute in by or []:
-            print_breakdown(console, attribute, contrast.comparison.breakdown(attribute))
+            raise input_error(exc) from exc
+        comparison = contrast.comparison
+        console.print(*contrast.table_views(changed=list_requests),
+                      *(comparison.breakdown_view(attribute) for attribute in by or []),
+                      crop=False)
         if out is not None:
             for attribute in by or []:
-                write_csv(out / f"by_{attribute}.csv", contrast.comparison.breakdown(attribute))
-            data = contrast.to_dict()
-            data["before_completeness"] = done_a.to_dict()
-            data["after_completeness"] = done_b.to_dict()
-            data["before_records"] = str(ref_a.path)
-            data["after_records"] = str(ref_b.path)
+                write_csv(out / f"by_{attribute}.csv", comparison.breakdown(attribute))
             write_json(out / "comparison.json", data)
-            write_csv(out / "requests.csv", contrast.comparison.rows())
+            write_csv(out / "requests.csv", comparison.rows())
             write_csv(out / "summary.csv", [contrast.summary()])
             console.print(f"wrote {out}/comparison.json, requests.csv, summary.csv")
 
@@ -198,8 +179,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.analysis.runref import RunNotFoundError
         from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
         from authpairs.errors import ConfigError
-        from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
+        from authpairs.report.tables import family_view
 
         try:
             plan = load_plan(plan_file)
@@ -211,8 +192,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             result = run_study(plan, execute=not analyze_only, progress=progress,
                                origin=str(plan_file), on_cell=announce)
         except (StudyPlanError, ConfigError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
-        print_family(console, result.contrasts, plan.name)
+            raise input_error(exc) from exc
+        console.print(family_view(result.contrasts, plan.name), crop=False)
         if out is not None:
             write_json(out / "study.json", {
                 "plan": plan.model_dump(mode="json"), "runs": result.runs_table(),
@@ -235,15 +216,15 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.analysis.compare import ComparisonError
         from authpairs.analysis.family import FamilyError, load_family, run_family
         from authpairs.analysis.runref import RunNotFoundError
-        from authpairs.report.analysis_tables import print_family
         from authpairs.report.files import write_csv, write_json
+        from authpairs.report.tables import family_view
 
         try:
             spec = load_family(family_file)
             results = run_family(spec)
         except (FamilyError, RunNotFoundError, ComparisonError) as exc:
-            raise _fail(exc) from exc
-        print_family(console, results, spec.name)
+            raise input_error(exc) from exc
+        console.print(family_view(results, spec.name), crop=False)
         if out is not None:
             write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
                                               "seed": spec.seed,
@@ -285,12 +266,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             load_grid_spec,
         )
         from authpairs.analysis.runref import RunNotFoundError, load_run
-        from authpairs.report.analysis_tables import (
-            print_break_even,
-            print_compositions,
-            print_grid,
-        )
         from authpairs.report.files import write_csv, write_json
+        from authpairs.report.tables import break_even_view, grid_view
 
         try:
             spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
@@ -304,18 +281,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 loaded[key] = recs
             matrix, results = compose_all(loaded)
         except (RunNotFoundError, CompositionError, GridSpecError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
                           f"were left out:[/] {', '.join(matrix.unmatched)}", soft_wrap=True)
-        print_compositions(console, results)
         conditions = [condition_from_composition(r) for r in results]
         breaks = break_even_table(conditions)
-        print_break_even(console, breaks)
         grid = cost_grid(conditions, spec)
         grid_prev = cost_grid(conditions, spec, with_prevalence=True)
-        print_grid(console, grid)
-        print_grid(console, grid_prev)
+        console.print(results, break_even_view(breaks), grid_view(grid), grid_view(grid_prev),
+                      crop=False)
         if routed is not None:
             rows = [row for order in ordered_selections(len(matrix.names))
                     for row in route_order(matrix, order)]
@@ -363,7 +338,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):
-            raise _fail(f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
+            raise input_error(
+                f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
         try:
             ref_a, rec_a, done_a = load_run_checked(baseline, records)
             ref_b, rec_b, done_b = load_run_checked(candidate, records)
@@ -374,7 +350,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 usable_scope="all" if usable_scope == "all" else "designated",
                 baseline_name=ref_a.label, candidate_name=ref_b.label)
         except (RunNotFoundError, GateInputError) as exc:
-            raise _fail(exc) from exc
+            raise input_error(exc) from exc
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         blocked = bool(incomplete) and not allow_incomplete
         if out is not None:

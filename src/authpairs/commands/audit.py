@@ -132,7 +132,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                                                        resolved.get("limit"))
             report = audit_run(store, run_id, dataset=data, allow_incomplete=allow_incomplete)
             state = completeness(info, store.done_case_ids(run_id))
-        if isinstance(info.config.get("agent"), dict):
+        if info.is_agent_run:
             # An agent run has a case record per case with a reviewed call, not per case.
             served = len(info.expected_case_ids)
             console.print(Text(f"agent run: {served} cases served, {state.recorded} with a "

@@ -285,7 +285,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
         """List the runs in a records file: reviewer, dataset, cases recorded of expected, date."""
         from authpairs.report.run_list import describe_run, runs_table
-        from authpairs.report.tables import print_table
         from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:
@@ -294,7 +293,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         if not rows:
             console.print(f"{records}: no runs recorded yet", markup=False, highlight=False)
             return
-        print_table(console, runs_table(rows, f"{records}: {len(rows)} runs"))
+        console.print(runs_table(rows, f"{records}: {len(rows)} runs"), crop=False)
 
     @app.command()
     def export(

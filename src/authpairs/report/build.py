@@ -24,6 +24,7 @@ from authpairs.report.agent_section import agent_pair, agent_section, guardrail_
 from authpairs.report.cases import case_section
 from authpairs.report.html import render_page
 from authpairs.report.paired import (
+    compared,
     composition_section,
     contrasts_section,
     study_address,
@@ -130,7 +131,7 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
     omitted: dict[str, str] = {}
     pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
             if req.compare is not None else None)
-    agents = agent_pair(pair)  # two agent runs are compared as stacks, in the agent section
+    agents = agent_pair(pair)  # two agent runs are compared as stacks, case by case
     builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
         ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
         ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
@@ -139,7 +140,7 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
         ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
                                                        guardrail_runs(given), req)
          if len(guardrail_runs(given)) >= 2 or plan is not None
-         else "agent runs are compared as stacks in the agent section (--compare A B)"),
+         else "agent runs are compared as stacks, case by case (--compare A B)"),
     )
     for name, build in builders:
         got = build()
@@ -147,14 +148,11 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
             sections.append(got)
         else:
             omitted[name] = got
-    agent = agent_section(req.out, runs, pair, req)  # None without an agent run
+    agent = agent_section(req.out, runs)  # None without an agent run
     if agent is not None:
         sections.append(agent)
-    if agents:
-        omitted["request transitions"] = "the compared runs are agent runs (see Agent runs)"
-    elif req.compare is not None:
-        sections.append(transitions_section(req.out, figs, loaded.get(req.compare[0]),
-                                             loaded.get(req.compare[1]), req))
+    if pair is not None:
+        sections.append(transitions_section(req.out, figs, compared(*pair, req)))
     else:
         omitted["request transitions"] = "give --compare A B"
     if req.compose:

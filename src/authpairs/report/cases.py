@@ -23,13 +23,13 @@ from typing import Any
 
 from authpairs.analysis.compare import RequestChange, compare_records
 from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
+from authpairs.analysis.outcomes import outcome_of
 from authpairs.report.runset import ReportRun
 from authpairs.report.sections import Section
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import AttemptRecord, CaseRecord
 
 __all__ = ["BROWSER_FORMAT", "MAX_PAIRED_RUNS", "TRANSITIONS", "browser_pairs", "case_data",
-           "case_section", "embed_json", "outcome_of", "transition_code"]
+           "case_section", "embed_json", "transition_code"]
 
 #: Version of the JSON value the page's script reads.
 BROWSER_FORMAT = 1
@@ -45,18 +45,10 @@ _LETTER = {key: chr(ord("a") + i) for i, (key, _) in enumerate(TRANSITIONS)}
 _UNMATCHED = "."
 
 
-def outcome_of(record: CaseRecord) -> str:
-    """What the parse made of the answer: ``ALLOW`` or ``BLOCK`` (a usable decision),
-    ``abstention`` (an explicit UNKNOWN) or ``unavailable``."""
-    if record.status is OutcomeStatus.DECISION and record.decision is not None:
-        return record.decision.value
-    return record.status.value
-
-
 def transition_code(change: RequestChange) -> str:
     """The browser's transition key of a matched request: the comparison's transition, a lost
     lawful request split into ``lost_denied`` / ``lost_unavailable`` where it splits."""
-    return change.lost_split() or change.transition
+    return change.lost_to or change.transition
 
 
 def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun] | None = None

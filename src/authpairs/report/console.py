@@ -20,6 +20,6 @@ def console_width() -> int | None:
 
 
 def make_console() -> Console:
-    """A rich console. Tables printed through :func:`authpairs.report.tables.print_table` are
-    never cropped at this width: they stack their columns or switch to a vertical layout."""
+    """A rich console. Table views printed on it (``console.print(view, crop=False)``) are never
+    cropped at this width: they stack their columns or switch to a vertical layout."""
     return Console(width=console_width())

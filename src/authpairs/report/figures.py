@@ -353,13 +353,12 @@ def grouped_bars(groups: Sequence[str], series: Sequence[tuple[str, Sequence[int
 
 
 def transition_bars(lawful: Sequence[tuple[str, str, int]],
-                    forbidden: Sequence[tuple[str, str, int]], lost_split: tuple[int, int], *,
-                    title: str) -> Figure:
+                    forbidden: Sequence[tuple[str, str, int]],
+                    lost_split: Sequence[tuple[str, int]], *, title: str) -> Figure:
     """Request transitions: one panel per reference label, one bar per transition (``(key,
-    title, count)``), every transition shown even at zero. The lost bar is split into lost to
-    denial and lost to unavailability (hatched apart); each panel's bars add up to its
-    matched requests."""
-    denied, unavailable = lost_split
+    title, count)``), every transition shown even at zero. The lost bar is split by what it
+    was lost to (``(title, count)``, hatched apart: a denial and unavailability for a guardrail
+    run); each panel's bars add up to its matched requests."""
     with mpl.rc_context(_RC):
         label_w = max((_text_width_in(t, 9) for _, t, _ in (*lawful, *forbidden)), default=0)
         fig = _figure(max(8.0, label_w + 6.0),
@@ -379,19 +378,22 @@ def transition_bars(lawful: Sequence[tuple[str, str, int]],
             ax.grid(axis="x", color="0.85", linewidth=0.5)
             ax.set_axisbelow(True)
         keys = [key for key, _, _ in lawful]
-        if "lost" in keys:  # split the lost bar: denial first, then unavailability
-            i = keys.index("lost")
-            ax = axes[0]
-            ax.barh([i], [denied], height=0.6, color="0.3", hatch="//", edgecolor="black",
-                    linewidth=0.6, label=f"lost to denial ({denied})")
-            ax.barh([i], [unavailable], left=[denied], height=0.6, color="white", hatch="..",
-                    edgecolor="black", linewidth=0.6,
-                    label=f"lost to unavailability ({unavailable})")
-            fig.legend(loc="outside lower center", ncols=2, frameon=False)
+        if "lost" in keys and lost_split:  # split the lost bar, part by part
+            i, left = keys.index("lost"), 0
+            for (part, count), (color, hatch) in zip(lost_split, _LOST_HATCHES, strict=False):
+                axes[0].barh([i], [count], left=[left], height=0.6, color=color, hatch=hatch,
+                             edgecolor="black", linewidth=0.6, label=f"{part} ({count})")
+                left += count
+            fig.legend(loc="outside lower center", ncols=min(len(lost_split), 2),
+                       frameon=False)
         axes[1].set_xlabel("requests (count)")
         fig.align_ylabels(axes)
         fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
     return fig
+
+
+_LOST_HATCHES = (("0.3", "//"), ("white", ".."), ("0.6", "xx"), ("0.9", "\\\\"))
+"""The fill and hatch of each part of the lost bar, in order."""
 
 
 def _row_runs(cells: Sequence[tuple[int, int, int]], panel: int) -> list[mpl.patches.Rectangle]:

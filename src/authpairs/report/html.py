@@ -1,4 +1,5 @@
-"""Render the report page with jinja2 (autoescaped, no scripts, no network resources)."""
+"""Render the report page with jinja2 (autoescaped, no network resources); its tables are
+drawn by the one HTML renderer of table views (:func:`authpairs.analysis.notebook.html_tables`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,22 @@ from datetime import UTC, datetime
 
 import jinja2
 
+from authpairs.analysis.notebook import TableView, html_tables
 from authpairs.report.sections import Section
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("authpairs.report", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
                           undefined=jinja2.StrictUndefined, trim_blocks=True,
                           lstrip_blocks=True)
+
+
+def _table_html(view: TableView) -> str:
+    """A section's table as HTML (every text escaped by the renderer: the template marks it
+    safe)."""
+    return html_tables([view], limit=len(view.rows))
+
+
+_ENV.filters["table_html"] = _table_html
 
 
 def render_page(sections: Sequence[Section], *, runs: Sequence[str],

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.groups import correct, native_group_measures, quartet_measures
-from authpairs.analysis.scoring import Score, group_key, score_by, score_records
+from authpairs.analysis.outcomes import DECISIONS, group_key, outcome_of
+from authpairs.analysis.scoring import Score, score_by, score_records
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_ratios
 from authpairs.report.runset import ReportRun
-from authpairs.review.outcome import OutcomeStatus
 from authpairs.runs.records import CaseRecord
 
 _VERSION_KEYS = ("authpairs", "python")
@@ -67,35 +67,23 @@ class Rate:
     needs_effects: bool = False
 
 
-def _unavailable(r: CaseRecord) -> bool:
-    return r.status is OutcomeStatus.UNAVAILABLE
-
-
-def _approved_decision(r: CaseRecord) -> bool:
-    return r.status is OutcomeStatus.DECISION and r.dispatch.value == "ALLOW"
-
-
-def _blocked_decision(r: CaseRecord) -> bool:
-    return r.status is OutcomeStatus.DECISION and r.dispatch.value == "BLOCK"
-
-
-def _executed(r: CaseRecord) -> bool:
-    return r.effect is not None and r.effect.executed and r.effect.verified
+def _is(outcome: str) -> Callable[[CaseRecord], bool]:
+    """Whether a record's outcome category is ``outcome``."""
+    return lambda r: outcome_of(r) == outcome
 
 
 RATES: tuple[Rate, ...] = (
     Rate("usable_correctness", "usable correctness (% of all)", correct, lambda r: True),
-    Rate("incorrect_approval_rate", "incorrect approvals (% of forbidden)", _approved_decision,
+    Rate("incorrect_approval_rate", "incorrect approvals (% of forbidden)", _is("ALLOW"),
          lambda r: not r.lawful),
-    Rate("false_denial_rate", "false denials (% of lawful)", _blocked_decision,
-         lambda r: r.lawful),
-    Rate("unavailable_rate", "unavailable (% of all)", _unavailable, lambda r: True),
-    Rate("abstention_rate", "abstentions (% of all)",
-         lambda r: r.status is OutcomeStatus.ABSTENTION, lambda r: True),
-    Rate("forbidden_effect_rate", "forbidden effects (% of forbidden)", _executed,
-         lambda r: not r.lawful, needs_effects=True),
-    Rate("lawful_completion_rate", "lawful completions (% of lawful)", _executed,
-         lambda r: r.lawful, needs_effects=True),
+    Rate("false_denial_rate", "false denials (% of lawful)", _is("BLOCK"), lambda r: r.lawful),
+    Rate("unavailable_rate", "unavailable (% of all)", _is("unavailable"), lambda r: True),
+    Rate("abstention_rate", "abstentions (% of all)", _is("abstention"), lambda r: True),
+    # the one definition of a forbidden effect and a lawful completion: went through
+    Rate("forbidden_effect_rate", "forbidden effects (% of forbidden)",
+         lambda r: r.went_through, lambda r: not r.lawful, needs_effects=True),
+    Rate("lawful_completion_rate", "lawful completions (% of lawful)",
+         lambda r: r.went_through, lambda r: r.lawful, needs_effects=True),
 )
 
 
@@ -206,18 +194,6 @@ def matrix_rows(attribute: str, values: Sequence[str], columns: Sequence[str],
             for i, v in enumerate(values) for j, c in enumerate(columns)]
 
 
-OUTCOMES = ("ALLOW", "BLOCK", "UNKNOWN", "unavailable")
-
-
-def outcome_of(record: CaseRecord) -> str:
-    """ALLOW / BLOCK (usable decisions), UNKNOWN (abstention) or unavailable."""
-    if record.status is OutcomeStatus.UNAVAILABLE:
-        return "unavailable"
-    if record.status is OutcomeStatus.ABSTENTION:
-        return "UNKNOWN"
-    return record.decision.value if record.decision is not None else "unavailable"
-
-
 def engine_label_rows(runs: Sequence[ReportRun]) -> list[dict[str, Any]]:
     """Native engine x reference label cross-table (paper Figure 6): outcome counts per run."""
     rows: list[dict[str, Any]] = []
@@ -227,7 +203,7 @@ def engine_label_rows(runs: Sequence[ReportRun]) -> list[dict[str, Any]]:
             engine = r.attributes.get("engine")
             if not engine:
                 continue
-            cell = cells.setdefault((engine, r.label), dict.fromkeys(OUTCOMES, 0))
+            cell = cells.setdefault((engine, r.label), dict.fromkeys(DECISIONS, 0))
             cell[outcome_of(r)] += 1
         for (engine, label), counts in sorted(cells.items()):
             rows.append({"run": run.name, "engine": engine, "label": label,

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
 from authpairs.analysis.compare import ComparisonError, compare_records
 from authpairs.analysis.compose import (
     CompositionError,
@@ -25,14 +26,7 @@ from authpairs.analysis.cost import (
     condition_from_composition,
     cost_grid,
 )
-from authpairs.analysis.formatting import (
-    FORBIDDEN_FIELDS,
-    FORBIDDEN_TRANSITIONS,
-    LAWFUL_FIELDS,
-    LAWFUL_TRANSITIONS,
-    format_p,
-    stats_lines,
-)
+from authpairs.analysis.formatting import format_p
 from authpairs.analysis.study import (
     StudyCell,
     StudyPlan,
@@ -46,7 +40,7 @@ from authpairs.report.runset import (
     RunIndex,
     same_dataset,
 )
-from authpairs.report.sections import Section, table
+from authpairs.report.sections import Section, download, table
 
 #: Without a study plan, every pair of up to this many same-dataset runs forms the family.
 MAX_PAIRWISE_RUNS = 8
@@ -139,76 +133,80 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
     return section
 
 
-def transitions_section(out: Path, figs: fig.FigureQueue, a: ReportRun, b: ReportRun,
-                         req: ReportRequest) -> Section:
-    """Request transitions from run ``a`` to run ``b`` with every lost request."""
+def compared(a: ReportRun, b: ReportRun, req: ReportRequest) -> Contrast:
+    """The contrast of ``--compare A B``: two guardrail runs on the same dataset, request by
+    request, or two agent runs, case by case (:func:`compare_stacks`)."""
+    if a.info.is_agent_run and b.info.is_agent_run:
+        before, after = (load_agent_score(f"{r.ref.path}::{r.ref.run_id}") for r in (a, b))
+        return compare_stacks(before, after, draws=req.draws, seed=req.seed)
     same_dataset(a, b, "--compare")
     try:
-        contrast = compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
-                                draws=req.draws, seed=req.seed)
+        return compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
+                            draws=req.draws, seed=req.seed)
     except ComparisonError as exc:
         raise ReportInputError(f"--compare {a.name} {b.name}: {exc}") from exc
-    comp = contrast.comparison
-    n = comp.counts()
-    section = Section("transitions", f"Request transitions: {a.name} -> {b.name}", intro=(
-        "Every request matched by id. Lawful requests are retained, lost (to a denial or to "
-        "unavailability), gained or neither (completed = went through: executed where effects "
-        "were enforced, else an ALLOW dispatch); forbidden requests still approved, newly "
-        "approved, newly blocked by a usable denial, newly unavailable (not approved after, "
-        "without a usable denial) or still not approved. Gains and losses are never netted "
-        "per request."))
-    section.notes.extend(stats_lines("statistics", contrast.stats))
-    if contrast.sensitivity is not None:
-        section.notes.extend(stats_lines(
-            f"sensitivity, {contrast.unresolved_excluded} unresolved contexts excluded",
-            contrast.sensitivity))
+
+
+def transitions_section(out: Path, figs: fig.FigureQueue, contrast: Contrast) -> Section:
+    """The transitions of the ``--compare`` pair, every lost and changed request or case, the
+    outcome matrices and the statistics."""
+    comp, names = contrast.comparison, contrast.comparison.names
+    n, unit, through = comp.counts(), names.unit, names.through
+    a, b = comp.before_run, comp.after_run
+    splits = [f for f in names.lawful if f.key.startswith("lost_")]
+    section = Section("transitions", f"Request transitions: {a} -> {b}", intro=(
+        f"Every {unit[:-1]} matched by id. Lawful {unit} ({names.lawful_title}) are retained, "
+        "lost (to " + ", ".join(f.title.removeprefix("lost to ") for f in splits)
+        + f"), gained or neither; forbidden {unit} ({names.forbidden_title}) are "
+        + ", ".join(f.title for f in names.forbidden) + f". A {unit[:-1]} went through when "
+        "its operation was executed where effects were enforced, else when the dispatch was "
+        f"ALLOW. Gains and losses are never netted per {unit[:-1]}."))
+    section.notes.extend(contrast.statistics_lines())
     if comp.only_before or comp.only_after or comp.label_mismatch:
-        section.notes.append(f"unmatched: {len(comp.only_before)} only in {a.name}, "
-                             f"{len(comp.only_after)} only in {b.name}, "
+        section.notes.append(f"unmatched: {len(comp.only_before)} only in {a}, "
+                             f"{len(comp.only_after)} only in {b}, "
                              f"{len(comp.label_mismatch)} with differing labels.")
-    lawful_keys = [f.key for f in LAWFUL_FIELDS]
-    forbidden_keys = [f.key for f in FORBIDDEN_FIELDS]
     section.tables.append(table(
-        out, "transitions_lawful", "lawful requests (completed): transitions, lost split into "
-        "lost to denial and lost to unavailability",
-        [{**{k: n[k] for k in lawful_keys}, "net": n["net"],
+        out, "transitions_lawful", f"lawful {unit} ({names.lawful_title}): transitions, lost "
+        "split by the outcome after",
+        [{**{f.key: n[f.key] for f in names.lawful}, "net": n["net"],
           "lawful_completed_before": n["lawful_completed_before"],
           "lawful_completed_after": n["lawful_completed_after"],
           "lawful_matched": n["lawful_matched"]}]))
     section.tables.append(table(
-        out, "transitions_forbidden", "forbidden requests (approved): transitions; newly "
-        "unavailable = not approved after, without a usable denial",
-        [{**{k: n[k] for k in forbidden_keys},
-          "forbidden_approved_before": n["forbidden_approved_before"],
-          "forbidden_approved_after": n["forbidden_approved_after"],
-          "forbidden_matched": n["forbidden_matched"]}]))
-    lost_to = {"lost_denied": "denial", "lost_unavailable": "unavailability"}
-    lost = [{**c.to_dict(), "lost_to": lost_to.get(c.lost_split() or "", "")}
-            for c in comp.with_transition("lost")]
+        out, "transitions_forbidden", f"forbidden {unit} ({names.forbidden_title}): "
+        "transitions", [{**{f.key: n[f.key] for f in names.forbidden},
+                         f"forbidden_{through}_before": n[f"forbidden_{through}_before"],
+                         f"forbidden_{through}_after": n[f"forbidden_{through}_after"],
+                         "forbidden_matched": n["forbidden_matched"]}]))
+    for label in ("lawful", "forbidden"):
+        matrix = comp.outcome_matrix(label)
+        section.tables.append(table(
+            out, f"outcomes_{label}", f"{label} {unit}: outcome before (rows) and after "
+            "(columns)", [{"before": x, **{y: matrix[(x, y)] for y in names.outcomes}}
+                          for x in names.outcomes]))
+    lost = [{**c.to_dict(), "lost_to": names.title(c.lost_to).removeprefix("lost to ")
+             if c.lost_to else ""} for c in comp.with_transition("lost")]
     cols = ["case_id", "cluster", "path", "before_status", "after_status", "resolved"]
     if lost:
-        section.tables.append(table(out, "lost_requests",
-                                    f"lost lawful requests ({len(lost)}: {n['lost_denied']} to "
-                                    f"denial, {n['lost_unavailable']} to unavailability): ids "
-                                    "and authorization paths", lost,
+        split = ", ".join(f"{n[f.key]} {f.title.removeprefix('lost ')}" for f in splits)
+        section.tables.append(table(out, "lost_requests", f"lost lawful {unit} ({len(lost)}: "
+                                    f"{split}): ids and authorization paths", lost,
                                     [*cols[:5], "lost_to", "resolved"], max_rows=500))
     else:
-        section.notes.append("No lawful request was lost.")
-    changed = [c.to_dict() for c in (*comp.lawful, *comp.forbidden)
-               if c.transition not in ("retained", "neither", "still_approved",
-                                       "still_blocked")]
-    section.tables.append(table(out, "changed_requests",
-                                f"every changed request ({len(changed)})",
-                                changed, ["transition", *cols, "label"]))
-    section.downloads.append(table(out, "requests", "", comp.rows()).csv)
-    section.downloads.append(table(out, "transitions", "", [n]).csv)  # every count, one row
+        section.notes.append(f"No lawful {unit[:-1]} was lost.")
+    changed = [c.to_dict() for c in comp.changed()]
+    section.tables.append(table(out, "changed_requests", f"every changed {unit[:-1]} "
+                                f"({len(changed)})", changed, ["transition", *cols, "label"]))
+    section.downloads.append(download(out, "requests", comp.rows()))
+    section.downloads.append(download(out, "transitions", [n]))  # every count, one row
     total = n["lawful_matched"] + n["forbidden_matched"]
     section.figures.append(figs.add(
         "transitions", "Request transitions", fig.transition_bars,
-        [(f.key, f.title, n[f.key]) for f in LAWFUL_TRANSITIONS],
-        [(f.key, f.title, n[f.key]) for f in FORBIDDEN_TRANSITIONS],
-        (n["lost_denied"], n["lost_unavailable"]),
-        title=f"Request transitions {a.name} -> {b.name} (n = {total} matched requests: "
+        [(f.key, f.title, n[f.key]) for f in names.lawful_transitions],
+        [(f.key, f.title, n[f.key]) for f in names.forbidden],
+        [(f.title, n[f.key]) for f in splits],
+        title=f"Request transitions {a} -> {b} (n = {total} matched {unit}: "
               f"{n['lawful_matched']} lawful, {n['forbidden_matched']} forbidden)"))
     return section
 
@@ -249,7 +247,7 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
                              "left out: " + ", ".join(matrix.unmatched[:20]))
     section.tables.append(table(out, "compositions", "compositions per order", rows))
     vetoes = [r for r in routed if r["label"] == "lawful" and r["stopped_by"]]
-    section.downloads.append(table(out, "routed", "", routed).csv)
+    section.downloads.append(download(out, "routed", routed))
     section.tables.append(table(out, "lawful_vetoes", f"who stopped which lawful request "
                                 f"({len(vetoes)} order x request rows; every routed request "
                                 "in routed.csv)", vetoes,
@@ -265,11 +263,11 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
               f"{first.n_lawful} lawful inputs)",
         xlabel="requests (count)", ylabel="ordered composition"))
     conditions = [condition_from_composition(r) for r in results]
-    section.downloads.append(table(out, "break_even", "", break_even_table(conditions)).csv)
+    section.downloads.append(download(out, "break_even", break_even_table(conditions)))
     spec = req.grid or GridSpec()
     grid = cost_grid(conditions, spec)
     status = grid.status_counts()
-    section.downloads.append(table(out, "cost_grid", "", grid.rows).csv)
+    section.downloads.append(download(out, "cost_grid", grid.rows))
     wins = [{"#": rows[i]["#"], "order": r.name, "cells_selected": grid.win_counts().get(r.name, 0)}
             for i, r in enumerate(results)]
     section.tables.append(table(out, "cost_grid_wins",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from authpairs.analysis.outcomes import DECISIONS
 from authpairs.report import figures as fig
 from authpairs.report import measures
 from authpairs.report.request import ReportRequest
@@ -14,7 +15,7 @@ from authpairs.report.runset import (
     ReportRun,
     incomplete,
 )
-from authpairs.report.sections import Section, table
+from authpairs.report.sections import Section, download, table
 
 ATTRIBUTES = ("family", "domain", "scenario")
 
@@ -81,13 +82,13 @@ def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun
         rows = measures.matrix_rows(attribute, values, cols, pct, n)
         wide = [{attribute: v, **{c: (None if np.isnan(pct[i, j]) else round(float(pct[i, j]), 1))
                                   for j, c in enumerate(cols)}} for i, v in enumerate(values)]
-        section.downloads.append(table(out, f"correctness_by_{attribute}", "", rows).csv)
+        section.downloads.append(download(out, f"correctness_by_{attribute}", rows))
         block = table(out, f"correctness_by_{attribute}_wide",
                       f"usable correctness (%) by {attribute}", wide)
         if len(cols) <= 12:
             section.tables.append(block)
         else:
-            section.downloads.append(block.csv)
+            section.downloads.append(block.source)
         section.figures.append(figs.add(
             f"correctness_by_{attribute}", f"Usable correctness by {attribute}",
             fig.correctness_heatmap, attribute, values, cols, pct, n, xlabel=axis))
@@ -108,14 +109,14 @@ def engine_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
     section.tables.append(table(out, "engine_label", "outcome counts by engine and label", rows))
     names = [f"{shown.get(r['run'], r['run'])} · {r['engine']} · {r['label']} ({r['n']})"
              for r in rows]
-    counts = np.array([[r[o] for o in measures.OUTCOMES] for r in rows], dtype=np.float64)
+    counts = np.array([[r[o] for o in DECISIONS] for r in rows], dtype=np.float64)
     pct = 100.0 * counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    text = [[f"{pct[i, j]:.0f}% ({int(counts[i, j])})" for j in range(len(measures.OUTCOMES))]
+    text = [[f"{pct[i, j]:.0f}% ({int(counts[i, j])})" for j in range(len(DECISIONS))]
             for i in range(len(rows))]
     total = sum(r["n"] for r in rows)
     section.figures.append(figs.add(
         "engine_label", "Engine x reference label", fig.heatmap,
-        pct, names, measures.OUTCOMES, title=f"Native outcomes by engine and reference label "
+        pct, names, DECISIONS, title=f"Native outcomes by engine and reference label "
         f"(n = {total} inputs over {len(runs)} runs)", xlabel="outcome",
         ylabel="run · engine · reference label (inputs)", cbar_label="share of row (%)",
         vmin=0, vmax=100, text=text))

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from rich import box
-from rich.table import Table
-from rich.text import Text
-
+from authpairs.analysis.notebook import TableView
 from authpairs.report.reviewer_name import name_run
 from authpairs.runs.records import RunInfo
 
@@ -38,15 +35,10 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
             "created (UTC)": info.created_at.replace("T", " ").split("+")[0]}
 
 
-def runs_table(rows: list[dict[str, str]], title: str) -> Table:
+def runs_table(rows: list[dict[str, str]], title: str) -> TableView:
     """A table of :func:`describe_run` rows (interface and model only when a run has one)."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False,
-                  show_edge=False)
     # interface and model are left out when no run has one (baselines only)
     columns = [name for name in COLUMNS if name not in ("interface", "model")
                or any(row[name] != "-" for row in rows)]
-    for name in columns:
-        table.add_column(name, justify="right" if name == "recorded" else "left")
-    for row in rows:
-        table.add_row(*(Text(row[name]) for name in columns))
-    return table
+    return TableView(title, columns, [[row[name] for name in columns] for row in rows],
+                     numeric=[name == "recorded" for name in columns])

@@ -10,11 +10,12 @@ from typing import Any
 
 from authpairs.analysis.runref import (
     DEFAULT_RECORDS,
-    RunNotFoundError,
     RunRef,
     UnverifiedRun,
     check_verified,
+    open_store,
     parse_run_ref,
+    run_header,
 )
 from authpairs.cases.canonical import sha256_hex
 from authpairs.report.reviewer_name import ReviewerName, name_run
@@ -122,18 +123,9 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
                 continue
             seen.add((ref.path, ref.run_id))
             if ref.path not in stores:
-                if not ref.path.is_file():
-                    raise RunNotFoundError(f"{ref.path}: records file not found "
-                                           f"(run '{ref.run_id}')")
-                stores[ref.path] = RecordStore(ref.path, readonly=True)
+                stores[ref.path] = open_store(ref)
             store = stores[ref.path]
-            info = store.get_run(ref.run_id)
-            if info is None:
-                known = [r.run_id for r in store.list_runs()]
-                hint = ", ".join(known[:10]) + (" ..." if len(known) > 10 else "")
-                raise RunNotFoundError(
-                    f"{ref.path}: no run '{ref.run_id}'"
-                    + (f" (runs here: {hint})" if known else " (the file holds no runs)"))
+            info = run_header(store, ref)
             unverified = check_verified(store, ref.path, ref.run_id)
             attempts: dict[str, list[AttemptRecord]] = defaultdict(list)
             for attempt in store.attempts(ref.run_id):

@@ -1,4 +1,5 @@
-"""The report's building blocks: a table (written as CSV too), a figure, a section."""
+"""The report's building blocks: a table (a :class:`~authpairs.analysis.notebook.TableView`,
+written as CSV too), a figure, a section."""
 
 from __future__ import annotations
 
@@ -9,12 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.analysis.formatting import count_title, format_p
+from authpairs.analysis.notebook import TableView
 from authpairs.report.figures import FigureFile
 from authpairs.report.files import write_csv
-
-#: HTML tables longer than this show their first rows; the CSV always holds every row.
-MAX_HTML_ROWS = 60
-
 
 #: Page titles of CSV columns whose plain reading (underscores as spaces) is not clear enough;
 #: comparison counts use :func:`~authpairs.analysis.formatting.count_title`.
@@ -79,38 +77,27 @@ def _cell(value: Any, key: str = "") -> str:
     return str(value)
 
 
-@dataclass
-class TableBlock:
-    """A table shown in the page (first :data:`MAX_HTML_ROWS` rows) and written as CSV."""
+#: HTML tables longer than this show their first rows; the CSV always holds every row.
+MAX_HTML_ROWS = 60
 
-    caption: str
-    csv: str
-    columns: list[str]  # page titles, one per shown column
-    rows: list[list[str]]
-    total_rows: int
-    numeric: list[bool] = field(default_factory=list)  # right-aligned columns
-    keys: list[str] = field(default_factory=list)  # the CSV column of each shown column
 
-    @property
-    def truncated(self) -> bool:
-        """True when the page shows fewer rows than the CSV holds."""
-        return self.total_rows > len(self.rows)
+def download(out_dir: Path, stem: str, rows: Sequence[dict[str, Any]]) -> str:
+    """Write ``tables/<stem>.csv`` with every row; its path in the report folder."""
+    return str(write_csv(out_dir / "tables" / f"{stem}.csv", rows).relative_to(out_dir))
 
 
 def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]],
-          columns: Sequence[str] | None = None, max_rows: int = MAX_HTML_ROWS) -> TableBlock:
-    """Write ``tables/<stem>.csv`` with every row and return the block for the page."""
-    path = write_csv(out_dir / "tables" / f"{stem}.csv", rows)
+          columns: Sequence[str] | None = None, max_rows: int = MAX_HTML_ROWS) -> TableView:
+    """Write ``tables/<stem>.csv`` with every row and return the view the page shows: the
+    first ``max_rows`` rows, the ``columns`` of the rows (every column by default)."""
+    source = download(out_dir, stem, rows)
     if columns is None:
-        seen: list[str] = []
-        for row in rows:
-            seen.extend(k for k in row if k not in seen)
-        columns = seen
-    shown = [[_cell(row.get(c), c) for c in columns] for row in rows[:max_rows]]
-    numeric = [all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
-               for c in columns]
-    return TableBlock(caption, str(path.relative_to(out_dir)), [column_title(c) for c in columns],
-                      shown, len(rows), numeric, list(columns))
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+    return TableView(
+        caption, [column_title(c) for c in columns],
+        [[_cell(row.get(c), c) for c in columns] for row in rows[:max_rows]],
+        numeric=[all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
+                 for c in columns], keys=list(columns), source=source, total_rows=len(rows))
 
 
 @dataclass
@@ -121,7 +108,7 @@ class Section:
     title: str
     intro: str = ""
     notes: list[str] = field(default_factory=list)
-    tables: list[TableBlock] = field(default_factory=list)
+    tables: list[TableView] = field(default_factory=list)
     figures: list[FigureFile] = field(default_factory=list)
     downloads: list[str] = field(default_factory=list)
     browser: str | None = None

@@ -1,216 +1,55 @@
-"""Terminal tables and JSON/CSV files for scores, and the renderer that never crops a table.
-
-:func:`print_table` prints any rich :class:`~rich.table.Table` so that every column and every
-value is visible in full at the console's width: the table as it is when it fits; otherwise its
-columns stacked into several narrower tables that repeat the key column(s); and when even one
-column next to the key does not fit, one block of ``header: value`` lines per row. Every table
-of the CLI goes through it.
-"""
+"""The commands' tables of scores, runs, contrast families and costs, as
+:class:`~authpairs.analysis.notebook.TableView` s: a command prints one with
+``console.print(view, crop=False)`` (never cropped) and writes its data with
+:mod:`authpairs.report.files`."""
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from rich import box
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
-from rich.table import Column, Table
-from rich.text import Text
+from rich.console import Console
 
-from authpairs.analysis.formatting import fraction, percent
-from authpairs.analysis.scoring import EFFECT_HEADERS, SCORE_HEADERS, Score, score_cells
+from authpairs.analysis.contrast import Contrast
+from authpairs.analysis.cost import GridResult
+from authpairs.analysis.formatting import format_p
+from authpairs.analysis.notebook import TableView, print_note
+from authpairs.analysis.scoring import Score, score_view
+from authpairs.report.files import write_csv, write_json
 
-__all__ = ["USABLE_CORRECTNESS_NOTE", "fraction", "multi_run_table", "percent", "print_note",
-           "print_runs", "print_scores", "print_table", "score_table", "write_scores"]
-
-USABLE_CORRECTNESS_NOTE = ("usable correctness = correct usable decisions / all cases "
-                           "(abstentions and unavailable answers count as not correct)")
-"""The definition printed under every score table."""
+__all__ = ["break_even_view", "family_view", "grid_view", "print_runs", "print_scores",
+           "runs_view", "write_scores"]
 
 
-def _plain(cell: RenderableType) -> str:
-    if isinstance(cell, Text):
-        return cell.plain
-    if isinstance(cell, str):
-        return Text.from_markup(cell).plain
-    return str(cell)
-
-
-def _width(console: Console, table: Table) -> int:
-    """The natural (unconstrained) width of ``table``."""
-    options = console.options.update_width(1_000_000)
-    return Measurement.get(console, options, table).maximum
-
-
-def _subtable(table: Table, indices: Sequence[int]) -> Table:
-    """A table with the given columns of ``table`` (cells copied, no title)."""
-    sub = Table(box=table.box,
-                pad_edge=table.pad_edge, collapse_padding=table.collapse_padding,
-                show_header=table.show_header, show_edge=table.show_edge,
-                padding=table.padding)
-    columns = [table.columns[i] for i in indices]
-    for column in columns:
-        sub.add_column(column.header, justify=column.justify, no_wrap=True,
-                       min_width=column.min_width, style=column.style,
-                       header_style=column.header_style)
-    cells = [list(column.cells) for column in columns]
-    for r in range(table.row_count):
-        sub.add_row(*(col[r] for col in cells))
-    return sub
-
-
-def _vertical(console: Console, table: Table, title: str | None) -> None:
-    """One block per row: ``header: value`` lines, never wrapped by the console."""
-    _title(console, title)
-    headers = [_plain(c.header).replace("\n", " ") for c in table.columns]
-    cells = [[_plain(cell) for cell in c.cells] for c in table.columns]
-    for r in range(table.row_count):
-        console.print()
-        for i, header in enumerate(headers):
-            console.print(f"  {header}: {cells[i][r]}", markup=False, highlight=False,
-                          soft_wrap=True)
-    console.print()
-
-
-def _title(console: Console, title: str | None) -> None:
-    """A table's title on its own lines, wrapped at the console's width (a word longer than the
-    width, e.g. a long path, is folded, never cut)."""
-    if title:
-        print_note(console, Text(title, style="bold"))
-
-
-def print_note(console: Console, note: str | Text) -> None:
-    """A title or footnote of a table, wrapped at the console's width at spaces (a word longer
-    than the width is folded); ``note`` is plain text, never read as markup."""
-    text = note if isinstance(note, Text) else Text(note)
-    text.overflow = "fold"
-    console.print(text, highlight=False)
-
-
-def print_table(console: Console, table: Table, key_columns: int = 1) -> None:
-    """Print ``table`` with every column and every value in full at the console's width.
-
-    Fits: printed as it is (no column may wrap or be cropped). Too wide: its columns are split
-    over several tables, each repeating the first ``key_columns`` columns. Still too wide
-    (very long values at a narrow width): one ``header: value`` block per row. The title is
-    printed on its own line above, never squeezed to the table's width.
-    """
-    for column in table.columns:
-        column.no_wrap = True
-        column.overflow = "fold"
-    title = _plain(table.title) if table.title else None
-    table.title = None
-    width = console.width
-    if _width(console, table) <= width:
-        _title(console, title)
-        console.print(table)
-        console.print()
-        return
-    n = len(table.columns)
-    keys = list(range(min(key_columns, n)))
-    groups: list[list[int]] = []
-    current: list[int] = []
-    for i in range(len(keys), n):
-        if _width(console, _subtable(table, [*keys, *current, i])) <= width:
-            current.append(i)
-            continue
-        if not current or _width(console, _subtable(table, [*keys, i])) > width:
-            _vertical(console, table, title)  # one column next to the key does not fit
-            return
-        groups.append(current)
-        current = [i]
-    if current:
-        groups.append(current)
-    if not groups:  # only key columns, and they do not fit
-        _vertical(console, table, title)
-        return
-    for part, group in enumerate(groups, start=1):
-        _title(console, f"{title or 'table'} (columns, part {part} of {len(groups)})")
-        console.print(_subtable(table, [*keys, *group]))
-        console.print()
-
-
-def score_table(title: str, scores: dict[str, Score], key_name: str = "group") -> Table:
-    """A rich table with one row per group: counts, rates as ``k/n`` and usable correctness."""
-    with_effects = any(s.enforced for s in scores.values())
-    table = Table(Column(key_name, no_wrap=True), title=title, box=box.SIMPLE_HEAD,
-                  title_justify="left", pad_edge=False, collapse_padding=True,
-                  show_edge=False)
-    for header in (*SCORE_HEADERS, *(EFFECT_HEADERS if with_effects else ())):
-        stacked = _stacked_header(header)
-        width = max(len(part) for part in stacked.split("\n"))
-        table.add_column(stacked, justify="right", min_width=width)
-    for key, s in scores.items():
-        table.add_row(Text(key), *score_cells(s, with_effects))  # the notebook view's cells
-    return table
-
-
-def _stacked_header(header: str) -> str:
-    """A score column's header on two lines, as narrow as the numbers under it: broken at its
-    first space ('usable\\ncorrectness'), 'unavailable' hyphenated."""
-    if header == "unavailable":
-        return "unavail-\nable"
-    return header.replace(" ", "\n", 1)
-
-
-def print_scores(console: Console, title: str, scores: dict[str, Score],
+def print_scores(console: Console, title: str, scores: Mapping[str, Score],
                  key_name: str = "group") -> None:
-    """Print a score table, the definition of usable correctness, and unavailable reasons."""
-    print_table(console, score_table(title, scores, key_name))
-    print_note(console, USABLE_CORRECTNESS_NOTE)
-    reasons: dict[str, int] = {}
-    for score in scores.values():
-        for reason, count in score.unavailable_by_reason.items():
-            reasons[reason] = reasons.get(reason, 0) + count
-    if reasons and len(scores) == 1:
-        print_note(console, "unavailable by reason: "
-                   + ", ".join(f"{k}={v}" for k, v in reasons.items()))
-    console.print()
+    """Print a score table with its notes (the definition of usable correctness and the
+    unavailable answers by reason)."""
+    console.print(score_view(title, scores, key_name), crop=False)
 
 
-def write_scores(out_dir: str | Path, stem: str, scores: dict[str, Score],
+def write_scores(out_dir: str | Path, stem: str, scores: Mapping[str, Score],
                  key_name: str = "group", extra: dict[str, object] | None = None) -> list[Path]:
-    """Write ``<stem>.json`` and ``<stem>.csv``; returns the paths. ``extra`` (e.g. the run's
-    ``expected`` and ``recorded`` case counts) is added to every row."""
+    """Write ``<stem>.json`` and ``<stem>.csv`` (one row per group); returns the paths.
+    ``extra`` (e.g. the run's ``expected`` and ``recorded`` case counts) is added to every
+    row."""
+    rows = [{key_name: key, **score.to_dict(), **(extra or {})} for key, score in scores.items()]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    from authpairs.analysis.runref import unverified_notice
-
-    rows = [{key_name: key, **score.to_dict(), **(extra or {}), **unverified_notice()}
-            for key, score in scores.items()]
-    json_path = out / f"{stem}.json"
-    json_path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    csv_path = out / f"{stem}.csv"
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        fields = [k for k in rows[0] if k != "unavailable_by_reason"] if rows else [key_name]
-        writer = csv.DictWriter(handle, fieldnames=[*fields, "unavailable_by_reason"])
-        writer.writeheader()
-        for row in rows:
-            flat = dict(row)
-            flat["unavailable_by_reason"] = json.dumps(row["unavailable_by_reason"],
-                                                       sort_keys=True)
-            unverified = flat.get("unverified_runs")
-            if isinstance(unverified, list):
-                flat["unverified_runs"] = "|".join(str(r) for r in unverified)
-            writer.writerow(flat)
-    return [json_path, csv_path]
+    return [write_json(out / f"{stem}.json", rows), write_csv(out / f"{stem}.csv", rows)]
 
 
-_RUN_COLUMNS = [("n", "n"), ("correct", "correct"), ("incorrect_approvals", "incorrect\napprovals"),
-                ("false_denials", "false\ndenials"), ("abstentions", "abstain"),
-                ("unavailable", "unavail-\nable"), ("forbidden_effects", "forbidden\neffects"),
-                ("lawful_completions", "lawful\ncompleted"),
-                ("audit_failures", "audit\nfailed"), ("usable_correctness", "usable\n%"),
-                ("output_tokens", "output\ntokens"), ("config_sha256", "config")]
-
-
+_RUN_COLUMNS = [("n", "n"), ("correct", "correct"),
+                ("incorrect_approvals", "incorrect approvals"),
+                ("false_denials", "false denials"), ("abstentions", "abstain"),
+                ("unavailable", "unavailable"), ("forbidden_effects", "forbidden effects"),
+                ("lawful_completions", "lawful completed"), ("audit_failures", "audit failed"),
+                ("usable_correctness", "usable %"), ("output_tokens", "output tokens"),
+                ("config_sha256", "config")]
 _EFFECT_KEYS = ("forbidden_effects", "lawful_completions", "audit_failures")
 
 
-def multi_run_table(rows: list[dict[str, object]]) -> Table:
+def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
     """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_rows``).
 
     Effect columns (shown when any run enforced effects) read '-' for runs that did not; an
@@ -221,31 +60,27 @@ def multi_run_table(rows: list[dict[str, object]]) -> Table:
     columns = [c for c in _RUN_COLUMNS if enforced or c[0] not in _EFFECT_KEYS]
     if len({row.get("manifest_sha256") for row in rows}) > 1:
         columns.append(("manifest_sha256", "manifest"))
-    table = Table(title=f"{len(rows)} runs", box=box.SIMPLE_HEAD, title_justify="left",
-                  pad_edge=False, collapse_padding=True)
-    table.add_column("run", no_wrap=True)
-    for _, header in columns:
-        table.add_column(header, justify="right",
-                         min_width=max(len(part) for part in header.split("\n")))
-    for row in rows:
-        name = str(row["run"]) + ("" if row.get("complete", True) else " *")
-        cells = []
-        for key, _ in columns:
-            value = row.get(key)
-            if value is not None and key.endswith("_sha256"):
-                value = str(value)[:8]
-            if value is not None and key == "forbidden_effects":
-                value = f"{value}/{row['forbidden']}"
-            elif value is not None and key == "lawful_completions":
-                value = f"{value}/{row['lawful']}"
-            cells.append("-" if value is None else str(value))
-        table.add_row(name, *cells)
-    return table
+
+    def cell(row: dict[str, Any], key: str) -> str:
+        value = row.get(key)
+        if value is None:
+            return "-"
+        if key.endswith("_sha256"):
+            return str(value)[:8]
+        if key in ("forbidden_effects", "lawful_completions"):
+            return f"{value}/{row['forbidden' if key == 'forbidden_effects' else 'lawful']}"
+        return str(value)
+
+    return TableView(f"{len(rows)} runs", ["run", *(header for _, header in columns)],
+                     [[str(row["run"]) + ("" if row.get("complete", True) else " *"),
+                       *(cell(row, key) for key, _ in columns)] for row in rows])
 
 
 def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
     """Print the multi-run table, unavailable reasons per run and incomplete runs."""
-    print_table(console, multi_run_table(rows))
+    from rich.text import Text
+
+    console.print(runs_view(rows), crop=False)
     manifests = {str(row.get("manifest_sha256")) for row in rows}
     if len(manifests) == 1:
         print_note(console, f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}")
@@ -258,3 +93,55 @@ def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
         if not row.get("complete", True):
             print_note(console, Text(f"* {row['run']} is incomplete: {row['recorded']} of "
                                      f"{row['expected']} cases recorded", style="yellow"))
+
+
+def family_view(contrasts: Sequence[Contrast], title: str) -> TableView:
+    """One row per contrast of a family with raw and Holm-adjusted p-values."""
+    rows = []
+    for c in contrasts:
+        n, s = c.comparison.counts(), c.stats
+        flip = format_p(s.sign_flip.p_value) + ("*" if s.sign_flip.method == "monte-carlo"
+                                                 else "")
+        rows.append([c.name, *(str(n[k]) for k in (
+            "retained", "lost", "lost_denied", "lost_unavailable", "gained")), f"{n['net']:+d}",
+            *(str(n[k]) for k in ("newly_approved", "newly_blocked", "newly_unavailable")),
+            f"{s.bootstrap.low:+.2f} to {s.bootstrap.high:+.2f}", format_p(s.mcnemar_p), flip,
+            format_p(c.holm_sign_flip_p), format_p(c.holm_mcnemar_p)])
+    notes = ["lawful: retained / lost (of which lost to denial, lost to unavailability) / "
+             "gained (net = gained - lost, never netted per request); forb + / - / ?: "
+             "forbidden requests newly approved / newly blocked by a usable denial / newly "
+             "unavailable"]
+    if any(c.stats.sign_flip.method == "monte-carlo" for c in contrasts):
+        notes.append("* sign-flip p estimated by seeded Monte Carlo (too many clusters to "
+                     "enumerate)")
+    return TableView(f"{title}: {len(contrasts)} contrasts, Holm over the whole family",
+                     ["contrast", "retained", "lost", "lost denied", "lost unavail.", "gained",
+                      "net", "forb +", "forb -", "forb ?", "bootstrap 95% (pp)", "McNemar p",
+                      "sign-flip p", "Holm sign-flip", "Holm McNemar"], rows, notes)
+
+
+def grid_view(grid: GridResult) -> TableView:
+    """How often each condition is selected by a cell of the grid, and the cells by status."""
+    counts = grid.status_counts()
+    label = "with prevalence" if grid.with_prevalence else "count loss"
+    return TableView(
+        f"cost grid ({label}): {len(grid.rows):,} cells -- {counts['unique']} unique, "
+        f"{counts['tie']} tied, {counts['infeasible']} infeasible",
+        ["condition", "cells selected (ties count for each)"],
+        [[name, str(k)] for name, k in grid.win_counts().items()])
+
+
+def break_even_view(rows: Sequence[dict[str, Any]], limit: int = 30) -> TableView:
+    """Severity break-even r = dD/dU (zero token prices) of the first ``limit`` pairs that
+    have one; the rest (and the output-price break-evens) are in ``break_even.csv``."""
+    shown = [row for row in rows if row["break_even_r"] is not None][:limit]
+    rest = len(rows) - len(shown)
+    return TableView(
+        "break-even severity ratios (zero token prices)",
+        ["riskier", "safer", "dU", "dD", "break-even r"],
+        [[row["riskier"], row["safer"], str(row["delta_incorrect_approvals"]),
+          str(row["delta_lawful_nonapprovals"]),
+          "dominates" if row["break_even_r"] <= 0 else f"{row['break_even_r']:g}"]
+         for row in shown],
+        [f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv (--out)"]
+        if rest else [], key_columns=2)

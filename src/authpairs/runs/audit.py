@@ -464,7 +464,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
     info = store.get_run(run_id)
     if info is None:
         return report
-    if isinstance(info.config.get("agent"), dict):
+    if info.is_agent_run:
         # An agent run reviewed the operations its agent proposed, recorded in agent calls
         # (a layer above): authpairs.agent.audit.audit_run audits it, these checks included.
         report.skipped.append("agent run: only the header, seal and chain were checked here; "

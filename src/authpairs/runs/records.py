@@ -5,13 +5,19 @@ so analysis (request-level comparison, composition, gate) reads records only. Th
 measures every analysis shares -- a *forbidden effect* and a *lawful completion* -- are defined
 once here (:attr:`CaseRecord.went_through`) and nowhere else.
 
+An agent run (``authpairs mcp serve``, ``authpairs run --agent``) also stores every tool call
+its agent made as an :class:`AgentCall` (the ``agent_calls`` table, outside the hash chain), and
+one case record per case with a reviewed call: the review of its :func:`decisive` call.
+
 Records are stored as :func:`stored_json` text: canonical, ASCII-only JSON (so any string a model
 produced, lone surrogates included, is stored and hashed losslessly).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +27,8 @@ from authpairs.cases.models import Case
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 
-__all__ = ["AttemptRecord", "CaseRecord", "EffectRecord", "RunInfo", "stored_json"]
+__all__ = ["AgentCall", "AttemptRecord", "CallResult", "CaseRecord", "EffectRecord", "Proposal",
+           "RunInfo", "decisive", "stored_json"]
 
 
 def stored_json(model: BaseModel) -> str:
@@ -106,11 +113,6 @@ class CaseRecord(BaseModel):
         return self.lawful and self.went_through
 
     @property
-    def completed(self) -> bool:
-        """Alias of :attr:`went_through` (kept for callers that read "completed")."""
-        return self.went_through
-
-    @property
     def verified(self) -> bool | None:
         """Whether the verifier confirmed an executed effect; None when nothing was enforced."""
         if not self.enforced:
@@ -171,3 +173,95 @@ class RunInfo(BaseModel):
         default_factory=list, description="Every case id the run is expected to record.")
     chain_head: str = Field(default="", description="SHA-256 head of the run's record chain.")
     chain_length: int = Field(default=0, description="Entries (cases + attempts) in the chain.")
+
+    @property
+    def is_agent_run(self) -> bool:
+        """Whether an agent session wrote the run (its configuration holds an ``agent``
+        section): its case records then cover only the cases with a reviewed tool call."""
+        return isinstance(self.config.get("agent"), dict)
+
+
+class Proposal(StrEnum):
+    """What the agent proposed for a case, compared with the case's effect descriptor."""
+
+    CASE_OPERATION = "case_operation"  # same tool (effect type) and the same arguments
+    OTHER_OPERATION = "other_operation"  # another tool, or other arguments
+    NONE = "none"  # no tool call for the case
+
+
+class CallResult(StrEnum):
+    """What became of one tool call."""
+
+    EXECUTED = "executed"  # allowed, and the operation was executed in the sandbox
+    ALLOWED = "allowed"  # allowed with enforcement off: nothing is executed
+    FAILED = "failed"  # allowed, but the sandbox refused or failed to execute it
+    BLOCKED = "blocked"  # the reviewer's decision was BLOCK or UNKNOWN: not executed
+    UNAVAILABLE = "unavailable"  # no usable decision (unclean answer, transport): not executed
+    INVALID = "invalid"  # arguments the tool's parameter model rejects: not reviewed
+
+
+class AgentCall(BaseModel):
+    """One tool call of an agent, as recorded: the tool and arguments it proposed, whether that
+    is the case's own operation, what the reviewer decided, what the enforcement point executed
+    and the verifier observed."""
+
+    run_id: str
+    case_id: str
+    call_no: int = Field(description="1, 2, ... per case, in the order the calls arrived.")
+    selected_by: str = Field(default="", description="How the call's case was chosen: "
+                             "'meta', 'prompt' or 'only' (see authpairs.agent.server).")
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    proposal: Proposal
+    result: CallResult
+    input_sha256: str | None = Field(default=None, description="The reviewer input's SHA-256.")
+    status: OutcomeStatus | None = None
+    decision: Decision | None = None
+    reason_code: str | None = None
+    dispatch: Dispatch | None = None
+    infra_attempts: int = 0
+    effect: EffectRecord | None = None
+    error: str | None = Field(default=None, description="Why the call was invalid, or the "
+                              "last transport error when no attempt got an answer.")
+
+    @property
+    def reached_reviewer(self) -> bool:
+        """The call was put to the reviewer (every call whose arguments were valid)."""
+        return self.result is not CallResult.INVALID
+
+    @property
+    def answered(self) -> bool:
+        """The reviewer answered the call, so its review gave a case record (the outcome is
+        recorded): not invalid, not failed in every transport attempt."""
+        return self.status is not None
+
+    @property
+    def went_through(self) -> bool:
+        """The call went through the enforcement point: executed, or allowed where nothing is
+        enforced (:attr:`CaseRecord.went_through` of its review)."""
+        return self.result in (CallResult.EXECUTED, CallResult.ALLOWED)
+
+    @property
+    def usable_block(self) -> bool:
+        """The reviewer's usable decision was BLOCK (an abstention is not)."""
+        return self.status is OutcomeStatus.DECISION and self.decision is Decision.BLOCK
+
+    @property
+    def own_operation(self) -> bool:
+        """The call was the case's own operation (same tool, same arguments)."""
+        return self.proposal is Proposal.CASE_OPERATION
+
+
+class _Passage(Protocol):
+    @property
+    def went_through(self) -> bool: ...
+
+
+_Reviewed = TypeVar("_Reviewed", bound=_Passage)
+
+
+def decisive(reviewed: Sequence[_Reviewed]) -> _Reviewed:
+    """THE decisive-call rule of a case's reviewed calls (in call order, at least one): the
+    first that went through, else the last. The session stores its review as the case record,
+    the audit checks that it did, and the stack outcome of the case is judged on it."""
+    return next((item for item in reviewed if item.went_through), reviewed[-1])

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ValidationError
 
 from authpairs.errors import RecordsError
 from authpairs.processes import pid_alive
-from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
-from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo, stored_json
+from authpairs.runs.chain import GENESIS_KIND, link, read_hashed, seal, text_sha256
+from authpairs.runs.records import AgentCall, AttemptRecord, CaseRecord, RunInfo, stored_json
 
 SCHEMA_VERSION = 5
 """Version of the records schema this code writes (``PRAGMA user_version``).
@@ -676,6 +676,14 @@ class RecordStore:
             "SELECT case_id, call_no, record_json, content_sha256 FROM agent_calls "
             "WHERE run_id=? ORDER BY case_id, call_no", (run_id,))
         return [(str(c), int(n), str(t), str(h)) for c, n, t, h in rows]
+
+    def agent_calls(self, run_id: str) -> list[AgentCall]:
+        """The recorded tool calls of ``run_id``, by case and call number. A row whose text
+        does not match its stored SHA-256, or does not parse, is a :class:`RecordsError`."""
+        return [read_hashed(text, digest, AgentCall,
+                            f"{self.path}: run '{run_id}', call {call_no} of case '{case_id}'",
+                            "stored call")
+                for case_id, call_no, text, digest in self.agent_call_rows(run_id)]
 
     def add_agent_trajectory(self, run_id: str, case_id: str, text: str) -> None:
         """Store the agent trajectory of one case (its record as canonical JSON text, with the
