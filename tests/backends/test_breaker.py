@@ -13,12 +13,11 @@ import socket
 import httpx
 import pytest
 
-from authpairs.backends.base import BackendError, ChatRequest, TransportError
+from authpairs.backends.base import BackendError, ChatRequest, EndpointDownError, TransportError
 from authpairs.backends.breaker import (
     OPEN_AFTER_FAILURES,
     OPEN_AFTER_S,
     Breaker,
-    EndpointDownError,
     connection_cause,
 )
 from authpairs.backends.config import SamplingConfig

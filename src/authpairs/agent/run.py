@@ -41,8 +41,7 @@ from authpairs.agent.serve import new_run_id, open_session
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.agent.trajectory import Trajectory
-from authpairs.backends.breaker import EndpointDownError
-from authpairs.backends.preflight import preflight
+from authpairs.backends.base import EndpointDownError, preflight
 from authpairs.backends.tool_chat import ToolChat, make_tool_chat
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
@@ -167,7 +166,7 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
 
 def endpoint_down_or(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The error to report for ``group``: the endpoint that went down
-    (:class:`~authpairs.backends.breaker.EndpointDownError`) when one did, else the group."""
+    (:class:`~authpairs.backends.base.EndpointDownError`) when one did, else the group."""
     down: BaseException | None = group.subgroup(EndpointDownError)
     while isinstance(down, BaseExceptionGroup):
         down = down.exceptions[0]

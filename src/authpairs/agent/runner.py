@@ -28,8 +28,7 @@ from mcp import Client
 
 from authpairs.agent.server import CASE_META_KEY
 from authpairs.agent.trajectory import StopReason, Trajectory
-from authpairs.backends.base import BackendError, TransportError
-from authpairs.backends.breaker import EndpointDownError
+from authpairs.backends.base import BackendError, EndpointDownError, TransportError
 from authpairs.backends.tool_chat import ToolCall, ToolChat, ToolChatResponse
 from authpairs.runs.agent_config import AgentModelConfig
 from authpairs.runs.failure_log import FailureLog

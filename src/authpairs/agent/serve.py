@@ -24,7 +24,7 @@ from typing import Any, Literal
 from authpairs.agent.cases import select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
-from authpairs.backends.preflight import preflight
+from authpairs.backends.base import preflight
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer

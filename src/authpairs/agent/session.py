@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from authpairs.agent.tools import proposed_descriptor, same_operation
-from authpairs.backends.breaker import EndpointDownError
+from authpairs.backends.base import EndpointDownError
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import descriptor_problems
 from authpairs.cases.models import Case, EffectDescriptor

@@ -9,6 +9,7 @@ run with a clear message.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,8 +19,8 @@ from authpairs.backends.liveness import deadline_message
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import BackendError, TransportError
 
-__all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "TransportError",
-           "deadline_message"]
+__all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "EndpointDownError",
+           "TransportError", "deadline_message", "preflight"]
 
 
 class ChatRequest(BaseModel):
@@ -94,3 +95,22 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Facts about the backend for the run record (model file hash, endpoints, ...)."""
         ...
+
+
+class EndpointDownError(BackendError):
+    """Every endpoint of a backend or guardrail failed persistently (their circuit breakers,
+    :mod:`authpairs.backends.breaker`, opened): the run stops, keeps its records and resumes with
+    the same command."""
+
+    hint = ("start the server or correct its address, key or model name, then re-run the same "
+            "command: the cases already recorded are kept and the run resumes")
+
+
+async def preflight(components: Iterable[object]) -> None:
+    """Run the ``preflight()`` check of each component that has one (a backend, a guardrail, an
+    agent's model: :mod:`authpairs.backends.preflight`); the first failure raises
+    :class:`~authpairs.backends.preflight.PreflightError`."""
+    for component in components:
+        check = getattr(component, "preflight", None)
+        if check is not None:
+            await check()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from authpairs.errors import BackendError
+from authpairs.backends.base import EndpointDownError
 
 #: A persistent cause opens the breaker once it has failed every request for this long...
 OPEN_AFTER_S = 3.0
@@ -64,14 +64,6 @@ def connection_cause(exc: BaseException) -> str | None:
     if "refused" in text:
         return "connection refused"
     return "cannot connect"
-
-
-class EndpointDownError(BackendError):
-    """Every endpoint of a backend or guardrail failed persistently (see the module docstring):
-    the run stops, keeps its records and resumes with the same command."""
-
-    hint = ("start the server or correct its address, key or model name, then re-run the same "
-            "command: the cases already recorded are kept and the run resumes")
 
 
 @dataclass
@@ -121,5 +113,5 @@ def none_left(breakers: Sequence[Breaker]) -> EndpointDownError:
     return EndpointDownError(f"{causes}: no endpoint left to answer, so the run stopped")
 
 
-__all__ = ["HTTP_CAUSES", "OPEN_AFTER_FAILURES", "OPEN_AFTER_S", "Breaker", "EndpointDownError",
-           "connection_cause", "none_left"]
+__all__ = ["HTTP_CAUSES", "OPEN_AFTER_FAILURES", "OPEN_AFTER_S", "Breaker", "connection_cause",
+           "none_left"]

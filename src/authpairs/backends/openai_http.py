@@ -25,7 +25,7 @@ Refused connections, timeouts, HTTP 429 and 5xx raise
 :class:`~authpairs.backends.base.BackendError`. Each endpoint has a circuit breaker
 (:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few
 seconds, or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the
-backend raises :class:`~authpairs.backends.breaker.EndpointDownError`, which stops the run.
+backend raises :class:`~authpairs.backends.base.EndpointDownError`, which stops the run.
 :meth:`OpenAIBackend.preflight` checks every endpoint before a run
 (:mod:`authpairs.backends.preflight`).
 """
@@ -424,7 +424,7 @@ class OpenAIBackend:
 
     def _pick(self) -> _Endpoint:
         """The least-loaded endpoint whose breaker is closed; with none left, the run stops
-        (:class:`~authpairs.backends.breaker.EndpointDownError`)."""
+        (:class:`~authpairs.backends.base.EndpointDownError`)."""
         usable = [e for e in self._endpoints if not e.breaker.is_open]
         if not usable:
             raise none_left([e.breaker for e in self._endpoints])

@@ -3,8 +3,8 @@
 A run against a server that is not running, a wrong base URL, a wrong API key or a model the
 server does not serve would otherwise fail case by case. Before any case is reviewed and before
 the records file is opened, each component that talks to a server is asked to check it
-(:func:`preflight`): it has a ``preflight()`` coroutine that raises :class:`PreflightError`
-naming the endpoint, what failed and what to do.
+(:func:`authpairs.backends.base.preflight`): it has a ``preflight()`` coroutine that raises
+:class:`PreflightError` naming the endpoint, what failed and what to do.
 
 What is checked, per endpoint:
 
@@ -21,7 +21,6 @@ endpoint fails every request.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import httpx
@@ -39,15 +38,6 @@ class PreflightError(BackendError):
     """An endpoint failed its check before the run started: nothing was reviewed or recorded."""
 
     hint = "start the server or correct its address, then run the same command again"
-
-
-async def preflight(components: Iterable[object]) -> None:
-    """Run the ``preflight()`` check of each component that has one (see the module
-    docstring); the first failure raises :class:`PreflightError`."""
-    for component in components:
-        check = getattr(component, "preflight", None)
-        if check is not None:
-            await check()
 
 
 async def _get(client: httpx.AsyncClient, url: str, endpoint: str) -> httpx.Response:
@@ -130,4 +120,4 @@ async def check_reachable(client: httpx.AsyncClient, url: str) -> None:
 
 
 __all__ = ["PREFLIGHT_TIMEOUT_S", "PreflightError", "check_models_endpoint", "check_reachable",
-           "preflight", "served_models"]
+           "served_models"]

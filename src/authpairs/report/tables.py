@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from authpairs.analysis.contrast import Contrast
-from authpairs.analysis.cost import GridResult
 from authpairs.analysis.formatting import format_p
 from authpairs.analysis.notebook import TableView, print_note
 from authpairs.analysis.scoring import Score, score_view
 from authpairs.report.files import write_csv, write_json
+
+if TYPE_CHECKING:  # numpy and scipy load only where contrasts and grids are computed
+    from authpairs.analysis.contrast import Contrast
+    from authpairs.analysis.cost import GridResult
 
 __all__ = ["break_even_view", "family_view", "grid_view", "print_runs", "print_scores",
            "runs_view", "write_scores"]

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.backends.base import Backend, ChatRequest, ChatResponse, preflight
 from authpairs.backends.config import SamplingConfig
-from authpairs.backends.preflight import preflight
 from authpairs.cases.canonical import canonical_json
 from authpairs.cases.models import PublicCase
 from authpairs.review.interfaces import ReviewInterface

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from authpairs.backends.preflight import preflight
+from authpairs.backends.base import preflight
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.case_file import CaseFile
 from authpairs.cases.dataset import CaseSource, Dataset, DatasetError

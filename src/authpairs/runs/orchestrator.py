@@ -14,7 +14,7 @@ When the run stops, the claims it still holds are freed.
 Retries are shown on the progress line and logged (logger ``authpairs.runs``) without flooding:
 the first failure of each cause, then counts (:class:`~authpairs.runs.failure_log.FailureLog`).
 When every endpoint of the reviewer is down (its circuit breakers opened:
-:class:`~authpairs.backends.breaker.EndpointDownError`), the run stops: what finished is stored,
+:class:`~authpairs.backends.base.EndpointDownError`), the run stops: what finished is stored,
 the claims are freed, and :attr:`RunProgress.stopped` says why; the same command resumes it.
 """
 
@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from authpairs.backends.breaker import EndpointDownError
+from authpairs.backends.base import EndpointDownError
 from authpairs.cases.dataset import CaseSource, Dataset
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer

@@ -48,9 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from authpairs.backends.base import Backend, ChatRequest, ChatResponse
+from authpairs.backends.base import Backend, ChatRequest, ChatResponse, preflight
 from authpairs.backends.config import SamplingConfig
-from authpairs.backends.preflight import preflight
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
 from authpairs.review.guardrails.control_tokens import refuse_control_tokens
