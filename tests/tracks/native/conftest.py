@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.tracks.native.build import NativeBuild, build_native
 from authpairs.tracks.native.sources import repo_root
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -27,3 +28,11 @@ def staged_sources() -> Path:
         pytest.skip(f"the staged upstream sources are not present at {STAGED} "
                     "(authpairs data fetch-sources --dest <that folder> fetches them)")
     return STAGED
+
+
+@pytest.fixture(scope="session")
+def full_build(staged_sources: Path) -> NativeBuild:
+    """The whole native track built from the staged sources in this process (every upstream
+    assertion replayed), once per session: the slow tests in the ``native-build`` xdist group
+    share it."""
+    return build_native(staged_sources)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from authpairs.cases.dataset import Dataset, load_dataset
 from authpairs.cases.models import Label
 from authpairs.cli import app
-from authpairs.tracks.native.build import NativeBuild, build_native, label_cedar_tree
+from authpairs.tracks.native.build import NativeBuild, label_cedar_tree
 from authpairs.tracks.native.dataset import load_native_dataset
 from authpairs.tracks.native.openfga_engine import run_suites
 from authpairs.tracks.native.openfga_import import find_test_files, load_fga_suite
@@ -133,12 +133,8 @@ def test_verify_reports_a_disagreement(staged_sources: Path, tmp_path: Path) -> 
     assert "DENY/alice_read_DEF.json: expected DENY, engine ALLOW" in result.output
 
 
-@pytest.fixture(scope="module")
-def full_build(staged_sources: Path) -> NativeBuild:
-    return build_native(staged_sources)
-
-
 @pytest.mark.slow
+@pytest.mark.xdist_group("native-build")
 def test_full_replay_agrees_everywhere(full_build: NativeBuild) -> None:
     rows = openfga_agreement(full_build.openfga) + cedar_agreement(full_build.cedar)
     assert all(row.ok for row in rows), [f for row in rows for f in row.failures]
@@ -152,6 +148,7 @@ def test_full_replay_agrees_everywhere(full_build: NativeBuild) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("native-build")
 def test_full_track_counts_and_split(full_build: NativeBuild) -> None:
     cases = full_build.cases
     Dataset(name="native", cases=cases)  # ids are unique
