@@ -38,7 +38,6 @@ def test_prompt_cache_switch_follows_extra_body() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("main-job")
 def test_main_job_twice_from_scratch_gives_identical_decisions(
         streamed_main_job: MainJobRun, tmp_path: Path) -> None:
     first = streamed_main_job

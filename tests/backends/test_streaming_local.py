@@ -21,7 +21,6 @@ from tests.backends.main_job import MainJobRun, run_main_job
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-@pytest.mark.xdist_group("main-job")
 def test_the_main_job_streamed_and_not_gives_the_same_records(streamed_main_job: MainJobRun,
                                                               tmp_path: Path) -> None:
     streamed = streamed_main_job

@@ -80,11 +80,10 @@ def test_cedar_cases_have_one_hash_across_processes(staged_sources: Path) -> Non
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("native-build")
 def test_native_build_has_one_full_hash_across_processes(staged_sources: Path,
                                                          full_build: NativeBuild) -> None:
-    """The build made in this process (shared with test_staged.py) and one made in a fresh
-    interpreter, each with its own hash seed, give one full hash."""
+    """The session's build (made in a pytest process, shared with test_staged.py) and one made
+    in a fresh interpreter give one full hash."""
     here = Dataset("native", full_build.cases).manifest().full_sha256
     other = _hash_in_subprocess(_FULL_HASH, staged_sources)
     assert len(here) == 64 and here == other

@@ -134,7 +134,6 @@ def test_verify_reports_a_disagreement(staged_sources: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("native-build")
 def test_full_replay_agrees_everywhere(full_build: NativeBuild) -> None:
     rows = openfga_agreement(full_build.openfga) + cedar_agreement(full_build.cedar)
     assert all(row.ok for row in rows), [f for row in rows for f in row.failures]
@@ -148,7 +147,6 @@ def test_full_replay_agrees_everywhere(full_build: NativeBuild) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("native-build")
 def test_full_track_counts_and_split(full_build: NativeBuild) -> None:
     cases = full_build.cases
     Dataset(name="native", cases=cases)  # ids are unique
