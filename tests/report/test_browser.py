@@ -13,14 +13,14 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from authpairs.report.browser import (
+from authpairs.report.build import build_report
+from authpairs.report.request import ReportRequest
+from tests.report.browser import (
     MIN_TEXT_PX,
     VIEWPORTS,
     PageCheck,
     check_page,
 )
-from authpairs.report.build import build_report
-from authpairs.report.request import ReportRequest
 from tests.report.conftest import BROWSER_TEST, RecordedRuns
 
 pytestmark = BROWSER_TEST  # starts Chromium

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.outcomes import outcome_of
-from authpairs.report.browser import (
+from authpairs.report.build import build_report
+from authpairs.report.request import ReportRequest
+from authpairs.report.runset import load_report_runs
+from tests.report.browser import (
     case_browser_filter,
     case_browser_open,
     case_browser_state,
@@ -21,9 +24,6 @@ from authpairs.report.browser import (
     chromium_session,
     page_problems,
 )
-from authpairs.report.build import build_report
-from authpairs.report.request import ReportRequest
-from authpairs.report.runset import load_report_runs
 from tests.report.conftest import BROWSER_TEST
 from tests.report.synthetic import case_id, request_for, write_synthetic
 from tests.report.test_cases import HOSTILE, hostile_records

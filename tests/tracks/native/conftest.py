@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.tracks.native.build import NativeBuild, build_native
 from authpairs.tracks.native.sources import repo_root
+from tests.once import once_per_session
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OPENFGA_GOOD = FIXTURES / "openfga" / "good"
@@ -27,3 +29,12 @@ def staged_sources() -> Path:
         pytest.skip(f"the staged upstream sources are not present at {STAGED} "
                     "(authpairs data fetch-sources --dest <that folder> fetches them)")
     return STAGED
+
+
+@pytest.fixture(scope="session")
+def full_build(staged_sources: Path, tmp_path_factory: pytest.TempPathFactory) -> NativeBuild:
+    """The whole native track built from the staged sources (every upstream assertion
+    replayed) in a test process, once per session: the slow tests of test_staged.py and
+    test_determinism.py share it."""
+    return once_per_session(tmp_path_factory, "native-build",
+                            lambda _folder: build_native(staged_sources))

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from authpairs.cases.dataset import Dataset, load_dataset
 from authpairs.cases.models import Label
 from authpairs.cli import app
-from authpairs.tracks.native.build import NativeBuild, build_native, label_cedar_tree
+from authpairs.tracks.native.build import NativeBuild, label_cedar_tree
 from authpairs.tracks.native.dataset import load_native_dataset
 from authpairs.tracks.native.openfga_engine import run_suites
 from authpairs.tracks.native.openfga_import import find_test_files, load_fga_suite
@@ -131,11 +131,6 @@ def test_verify_reports_a_disagreement(staged_sources: Path, tmp_path: Path) -> 
     result = runner.invoke(app, ["data", "verify-native", "--sources", str(mini)])
     assert result.exit_code == 1
     assert "DENY/alice_read_DEF.json: expected DENY, engine ALLOW" in result.output
-
-
-@pytest.fixture(scope="module")
-def full_build(staged_sources: Path) -> NativeBuild:
-    return build_native(staged_sources)
 
 
 @pytest.mark.slow
