@@ -11,11 +11,26 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 Reply = Callable[[str, bytes], tuple[int, object]]
+
+
+def answer_models(handler: BaseHTTPRequestHandler, models: Sequence[str]) -> None:
+    """Answer a GET as an OpenAI-compatible models endpoint listing ``models`` (404 for any other
+    path)."""
+    if not handler.path.endswith("/models"):
+        handler.send_error(404)
+        return
+    data = json.dumps({"object": "list", "data": [
+        {"id": name, "object": "model"} for name in models]}).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 @contextmanager
@@ -27,16 +42,7 @@ def json_service(reply: Reply, models: tuple[str, ...] = ()) -> Iterator[str]:
             if not models:
                 self.send_error(501)
                 return
-            if not self.path.endswith("/models"):
-                self.send_error(404)
-                return
-            data = json.dumps({"object": "list", "data": [
-                {"id": name, "object": "model"} for name in models]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            answer_models(self, models)
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))

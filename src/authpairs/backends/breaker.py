@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from authpairs.backends.base import EndpointDownError
+from authpairs.backends.base import EndpointDownError, TransportError
 
 #: A persistent cause opens the breaker once it has failed every request for this long...
 OPEN_AFTER_S = 3.0
@@ -107,6 +107,18 @@ class Breaker:
         return f"{self.endpoint}: {self.cause} on every request for {span:.1f} s ({attempts})"
 
 
+def counted_failure(breaker: Breaker, url: str, exc: BaseException) -> TransportError:
+    """The :class:`TransportError` of a request to ``url`` that failed with ``exc``, counted by
+    the endpoint's ``breaker``: a persistent cause as a failure, anything else (a dropped
+    connection, a timeout) as a sign that the endpoint is there."""
+    cause = connection_cause(exc)
+    if cause is None:
+        breaker.answered()
+        return TransportError(f"{url}: {type(exc).__name__}: {exc}")
+    breaker.failed(cause)
+    return TransportError(f"{url}: {cause} ({type(exc).__name__})")
+
+
 def none_left(breakers: Sequence[Breaker]) -> EndpointDownError:
     """The error raised when every endpoint in ``breakers`` is open."""
     causes = "; ".join(breaker.describe() for breaker in breakers)
@@ -114,4 +126,4 @@ def none_left(breakers: Sequence[Breaker]) -> EndpointDownError:
 
 
 __all__ = ["HTTP_CAUSES", "OPEN_AFTER_FAILURES", "OPEN_AFTER_S", "Breaker", "connection_cause",
-           "none_left"]
+           "counted_failure", "none_left"]

@@ -51,7 +51,7 @@ from authpairs.backends.base import (
     ChatResponse,
     TransportError,
 )
-from authpairs.backends.breaker import HTTP_CAUSES, Breaker, connection_cause, none_left
+from authpairs.backends.breaker import HTTP_CAUSES, Breaker, counted_failure, none_left
 from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
@@ -473,12 +473,7 @@ class OpenAIBackend:
             endpoint.breaker.answered()  # slow, not down: today's retry rules
             raise TransportError(f"{endpoint.base_url}: {clock.timeout_message()}") from exc
         except httpx.TransportError as exc:
-            cause = connection_cause(exc)
-            if cause is None:
-                endpoint.breaker.answered()
-                raise TransportError(f"{endpoint.base_url}: {type(exc).__name__}: {exc}") from exc
-            endpoint.breaker.failed(cause)
-            raise TransportError(f"{endpoint.base_url}: {cause} ({type(exc).__name__})") from exc
+            raise counted_failure(endpoint.breaker, endpoint.base_url, exc) from exc
 
     async def _post(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
         """One JSON POST answered in one piece, within the deadline (the whole reply is the

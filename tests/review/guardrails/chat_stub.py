@@ -14,6 +14,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.loopback import answer_models
+
 Answer = Callable[[dict[str, Any]], tuple[str, str]]
 
 
@@ -33,16 +35,7 @@ class ChatStub:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                if not self.path.endswith("/models"):
-                    self.send_error(404)
-                    return
-                data = json.dumps({"object": "list", "data": [
-                    {"id": name, "object": "model"} for name in models]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                answer_models(self, models)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

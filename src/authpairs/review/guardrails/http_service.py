@@ -32,13 +32,13 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
-from authpairs.backends.breaker import Breaker, connection_cause, none_left
+from authpairs.backends.breaker import Breaker, counted_failure, none_left
 from authpairs.backends.config import DEFAULT_DEADLINE_S, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.openai_http import check_status
 from authpairs.backends.preflight import check_reachable
 from authpairs.cases.models import PublicCase
-from authpairs.errors import ReviewerError, TransportError
+from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.answers import case_request, check_parser, parse_with
 from authpairs.review.guardrails.labels import normalise
 from authpairs.review.guardrails.registry import GuardrailFactory
@@ -132,12 +132,7 @@ class HttpGuardrailReviewer:
                 reply = await asyncio.wait_for(client.post(url, json=self._body(request)),
                                                timeout=self.options.deadline_s)
         except (httpx.TransportError, TimeoutError) as exc:
-            cause = connection_cause(exc)
-            if cause is None:
-                self.breaker.answered()
-                raise TransportError(f"{url}: {type(exc).__name__}: {exc}") from exc
-            self.breaker.failed(cause)
-            raise TransportError(f"{url}: {cause} ({type(exc).__name__})") from exc
+            raise counted_failure(self.breaker, url, exc) from exc
         check_status(url, reply, self.breaker)
         return ChatResponse(text=reply.text, finish_reason="stop",
                             latency_s=time.perf_counter() - started, endpoint=url)
