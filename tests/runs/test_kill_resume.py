@@ -16,19 +16,21 @@ from tests.runs.run_processes import count_records, scripted_run, settled_count
 
 pytestmark = pytest.mark.slow  # subprocess-heavy (whole CLI processes): the slow tier runs it
 
+#: Each scripted answer's delay: 80 cases two at a time take 8 s, so the run is still going when
+#: the test, which may wait for a CPU beside the other slow tests, stops it after 10 records.
+RUN_DELAY_S = 0.2
+
 
 def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
-    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2)
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    if process.stderr is not None:
-        process.stderr.close()
+    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+                                           delay_s=RUN_DELAY_S)
+    with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE) as process:
+        deadline = time.monotonic() + 60
+        while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        os.kill(process.pid, signal.SIGKILL)
     partial = settled_count(db)
     assert 10 <= partial < total
 
@@ -61,17 +63,17 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
         tmp_path: Path, examples: Dataset) -> None:
-    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2)
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    children = _children(process.pid)
-    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-    assert process.wait(timeout=60) == 130
-    if process.stderr is not None:
-        process.stderr.close()
+    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+                                           delay_s=RUN_DELAY_S)
+    with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          start_new_session=True) as process:
+        deadline = time.monotonic() + 60
+        while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        children = _children(process.pid)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        assert process.wait(timeout=60) == 130
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)
     stored = count_records(db)
     assert 10 <= stored < total
