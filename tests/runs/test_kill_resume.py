@@ -16,13 +16,15 @@ from tests.runs.run_processes import count_records, scripted_run, settled_count
 
 pytestmark = pytest.mark.slow  # subprocess-heavy (whole CLI processes): the slow tier runs it
 
-#: Each scripted answer's delay: 80 cases two at a time take 8 s, so the run is still going when
-#: the test, which may wait for a CPU beside the other slow tests, stops it after 10 records.
+#: The run the tests stop: 320 cases, two at a time, each answered after 0.2 s (32 s in all), so
+#: it is still going when the test, which may wait seconds for a CPU beside the other slow
+#: tests, stops it after 10 records; the rerun answers at once.
+COPIES = 40
 RUN_DELAY_S = 0.2
 
 
 def test_kill_9_then_rerun_completes_only_missing(tmp_path: Path, examples: Dataset) -> None:
-    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+    command, env, total, db = scripted_run(tmp_path, examples, copies=COPIES, concurrency=2,
                                            delay_s=RUN_DELAY_S)
     with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE) as process:
@@ -63,7 +65,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
         tmp_path: Path, examples: Dataset) -> None:
-    command, env, total, db = scripted_run(tmp_path, examples, copies=10, concurrency=2,
+    command, env, total, db = scripted_run(tmp_path, examples, copies=COPIES, concurrency=2,
                                            delay_s=RUN_DELAY_S)
     with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           start_new_session=True) as process:
