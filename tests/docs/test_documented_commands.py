@@ -7,7 +7,7 @@ one interpreter (:mod:`doc_python`). A command block fails the test when it ends
 exit code than documented, a snippet when it raises. The slow tests run the blocks that need the
 embedded model or the staged sources, and every page one after the other in one folder (README
 first), as a reader following the pages would: a run id one page reuses with other settings
-stops that. GPU-server blocks are not run, but every configuration, study plan and case-id file
+stops that. That sequence starts in a fresh folder, so it is README's own test too. GPU-server blocks are not run, but every configuration, study plan and case-id file
 the documentation names must exist and load.
 """
 
@@ -241,11 +241,15 @@ def test_documented_files_exist_and_load() -> None:
         assert all(d.case_id in language for d in ids), f"{name} names unknown cases"
 
 
-HEAVY_PAGES = frozenset({"README.md", "docs/analysis.md", "docs/agents.md", "docs/report.md",
-                         "docs/api.md"})
+HEAVY_PAGES = frozenset({"docs/analysis.md", "docs/agents.md", "docs/report.md", "docs/api.md"})
 """Pages whose commands take several seconds each (Inspect, the HF export, MCP servers, reports):
 run on their own in the slow tier only, keeping the fast suite fast; the slow
 :func:`test_the_pages_in_sequence_in_one_folder` runs their blocks too."""
+
+FIRST_PAGE = documents()[0]
+"""README.md. It has no test of its own here: :func:`test_the_pages_in_sequence_in_one_folder`
+(slow) runs its blocks first, in a fresh folder, exactly as this test would, and then the other
+pages after it."""
 
 
 def _page_param(doc: Path) -> Any:
@@ -254,7 +258,7 @@ def _page_param(doc: Path) -> Any:
     return pytest.param(doc, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("doc", [_page_param(d) for d in documents() if any(
+@pytest.mark.parametrize("doc", [_page_param(d) for d in documents() if d != FIRST_PAGE and any(
     b.runs for b in runnable_blocks(d))])
 def test_documented_commands_run(doc: Path, tmp_path: Path) -> None:
     _Reader(_workdir(tmp_path)).run_all(b for b in runnable_blocks(doc) if b.runs)
@@ -275,7 +279,9 @@ def test_documented_commands_that_need_the_model_or_sources(need: str, tmp_path:
 @pytest.mark.slow
 def test_the_pages_in_sequence_in_one_folder(tmp_path: Path) -> None:
     """Every page's unmarked blocks, README first and then docs/ in order, in one folder and one
-    records file: no page stops on what an earlier page left (a run id, a file)."""
+    records file: no page stops on what an earlier page left (a run id, a file). README's blocks
+    run first, in the fresh folder: that is README's own test (:data:`FIRST_PAGE`)."""
     blocks = [b for b in _all_blocks() if b.runs]
+    assert blocks[0].doc == FIRST_PAGE and FIRST_PAGE.name == "README.md"
     assert {b.doc.name for b in blocks} >= {"README.md", "analysis.md", "report.md"}
     _Reader(_workdir(tmp_path)).run_all(blocks)
