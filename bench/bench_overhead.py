@@ -18,8 +18,12 @@ always-allow`` on 2,000, 20,000 and 100,000 cases for peak memory against the nu
 The stub is pinned to the last CPU (it stands for a model server elsewhere) where ``taskset``
 exists.
 
+With ``--against SRC`` (another checkout's ``src`` folder) the same CLI also runs from that
+source (``PYTHONPATH=SRC``) as the variant ``authpairs run (against)``, in the same rounds, so a
+change is measured against the revision before it; ``--no-inspect`` leaves Inspect AI out.
+
     python bench/bench_overhead.py [--cases 2000] [--repeat 3] [--latencies 50,0]
-        [--memory 2000,20000,100000] [--write]
+        [--memory 2000,20000,100000] [--against SRC] [--no-inspect] [--write]
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 CONCURRENCY = 16
 VARIANTS = ("bare httpx", "authpairs run", "inspect eval")
+AGAINST = "authpairs run (against)"
 TARGETS = {50.0: 1.10, 0.0: 1.25}  # authpairs / bare httpx, by stub latency in ms
 
 
@@ -106,7 +111,7 @@ def commands(variant: str, cases: Path, bodies: Path, url: str, tmp: Path, tag: 
     if variant == "bare httpx":
         return [sys.executable, str(HERE / "bare_client.py"), str(bodies), "--base-url", url,
                 "--concurrency", str(CONCURRENCY)]
-    if variant == "authpairs run":
+    if variant in ("authpairs run", AGAINST):
         return [str(BIN / "authpairs"), "run", "--dataset", str(cases), "--split", "all",
                 "--interface", "direct", "--backend", "openai", "--base-url", url, "--model",
                 "stub", "--concurrency", str(CONCURRENCY), "--no-enforce", "--records",
@@ -117,10 +122,12 @@ def commands(variant: str, cases: Path, bodies: Path, url: str, tmp: Path, tag: 
             "--log-dir", str(tmp / f"logs-{tag}"), "--display", "none"]
 
 
-def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: float = 0.0
+def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: float = 0.0,
+             variants: tuple[str, ...] = VARIANTS, against: Path | None = None
              ) -> list[dict[str, object]]:
     """Wall time and peak RSS of every variant at every latency (``jitter``: see
-    ``openai_stub.py --jitter``), ``repeat`` times."""
+    ``openai_stub.py --jitter``), ``repeat`` times; ``against`` is the source the variant
+    ``AGAINST`` runs from."""
     cases, bodies = write_inputs(tmp, n)
     rows: list[dict[str, object]] = []
     for latency in latencies:
@@ -129,9 +136,10 @@ def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: flo
                "INSPECT_LOG_LEVEL": "error"}
         try:
             for round_no in range(repeat):
-                for variant in VARIANTS:
-                    tag = f"r{latency:g}-{round_no}-{variant.split()[0]}"
-                    wall, rss = timed(commands(variant, cases, bodies, url, tmp, tag), env)
+                for variant in variants:
+                    tag = f"r{latency:g}-{round_no}-{variants.index(variant)}"
+                    wall, rss = timed(commands(variant, cases, bodies, url, tmp, tag),
+                                      _env_of(variant, env, against))
                     rows.append({"latency_ms": latency, "round": round_no, "variant": variant,
                                  "wall_s": wall, "peak_rss_mib": rss})
                     print(f"{latency:>4g} ms  {variant:<14} {wall:7.2f} s  {rss:6.0f} MiB",
@@ -142,17 +150,29 @@ def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: flo
     return rows
 
 
-def memory(tmp: Path, sizes: list[int]) -> list[dict[str, object]]:
-    """Peak RSS of an always-allow run (no model) against the number of cases."""
+def _env_of(variant: str, env: dict[str, str], against: Path | None) -> dict[str, str]:
+    """The environment a variant runs in: ``AGAINST`` imports authpairs from ``against``."""
+    if variant == AGAINST and against is not None:
+        return {**env, "PYTHONPATH": str(against)}
+    return env
+
+
+def memory(tmp: Path, sizes: list[int], against: Path | None = None
+           ) -> list[dict[str, object]]:
+    """Peak RSS of an always-allow run (no model) against the number of cases (and, with
+    ``against``, the same runs from that source beside each)."""
     rows: list[dict[str, object]] = []
     for n in sizes:
         cases, _ = write_inputs(tmp, n)
-        command = [str(BIN / "authpairs"), "run", "--dataset", str(cases), "--split", "all",
-                   "--baseline", "always-allow", "--no-enforce", "--records",
-                   str(tmp / f"memory-{n}.sqlite"), "--run-id", f"memory-{n}", "--quiet"]
-        wall, rss = timed(command, dict(os.environ))
-        rows.append({"cases": n, "wall_s": wall, "peak_rss_mib": rss})
-        print(f"always-allow {n:>7} cases {wall:7.2f} s  {rss:6.0f} MiB", flush=True)
+        for variant in ("authpairs run", AGAINST) if against else ("authpairs run",):
+            tag = f"memory-{n}-{len(rows)}"
+            command = [str(BIN / "authpairs"), "run", "--dataset", str(cases), "--split", "all",
+                       "--baseline", "always-allow", "--no-enforce", "--records",
+                       str(tmp / f"{tag}.sqlite"), "--run-id", tag, "--quiet"]
+            wall, rss = timed(command, _env_of(variant, dict(os.environ), against))
+            rows.append({"cases": n, "variant": variant, "wall_s": wall, "peak_rss_mib": rss})
+            print(f"always-allow {n:>7} cases {variant:<24} {wall:7.2f} s  {rss:6.0f} MiB",
+                  flush=True)
     return rows
 
 
@@ -167,7 +187,7 @@ def summary(rows: list[dict[str, object]], mem: list[dict[str, object]],
         mine = [r for r in rows if r["latency_ms"] == latency]
         floor = {r["round"]: float(r["wall_s"]) for r in mine if r["variant"] == "bare httpx"}  # type: ignore[arg-type]
         ratios: dict[str, float] = {}
-        for variant in VARIANTS:
+        for variant in dict.fromkeys(str(r["variant"]) for r in mine):
             these = [r for r in mine if r["variant"] == variant]
             wall = statistics.median(float(r["wall_s"]) for r in these)  # type: ignore[arg-type]
             rss = statistics.median(float(r["peak_rss_mib"]) for r in these)  # type: ignore[arg-type]
@@ -180,14 +200,22 @@ def summary(rows: list[dict[str, object]], mem: list[dict[str, object]],
             ok = ratios["authpairs run"] <= target
             verdicts.append(f"* {latency:g} ms: authpairs {ratios['authpairs run']:.2f}x the "
                             f"bare client (target <= {target:.2f}x): {'met' if ok else 'MISSED'}")
-        speedup = ratios["inspect eval"] / ratios["authpairs run"]
-        verdicts.append(f"* {latency:g} ms: Inspect AI takes {speedup:.1f}x authpairs' time "
-                        f"(target >= 4x): {'met' if speedup >= 4 else 'MISSED'}")
+        if AGAINST in ratios:
+            verdicts.append(f"* {latency:g} ms: authpairs {ratios['authpairs run']:.3f}x and "
+                            f"the source it is measured against {ratios[AGAINST]:.3f}x the bare "
+                            f"client: {ratios['authpairs run'] / ratios[AGAINST]:.3f}x")
+        if "inspect eval" in ratios:
+            speedup = ratios["inspect eval"] / ratios["authpairs run"]
+            verdicts.append(f"* {latency:g} ms: Inspect AI takes {speedup:.1f}x authpairs' "
+                            f"time (target >= 4x): {'met' if speedup >= 4 else 'MISSED'}")
     if mem:
-        lines += ["", "| always-allow cases | wall (s) | peak RSS (MiB) |", "|---|---|---|"]
-        lines += [f"| {r['cases']:,} | {float(r['wall_s']):.2f} | "  # type: ignore[arg-type]
+        lines += ["", "| always-allow cases | variant | wall (s) | peak RSS (MiB) |",
+                  "|---|---|---|---|"]
+        lines += [f"| {r['cases']:,} | {r.get('variant', 'authpairs run')} | "
+                  f"{float(r['wall_s']):.2f} | "  # type: ignore[arg-type]
                   f"{float(r['peak_rss_mib']):.0f} |" for r in mem]  # type: ignore[arg-type]
-        first, last = mem[0], mem[-1]
+        mine = [r for r in mem if r.get("variant", "authpairs run") == "authpairs run"]
+        first, last = mine[0], mine[-1]
         growth = float(last["peak_rss_mib"]) / float(first["peak_rss_mib"])  # type: ignore[arg-type]
         verdicts.append(f"* peak RSS at {last['cases']:,} cases is {growth:.2f}x the peak at "
                         f"{first['cases']:,} (target <= 1.5x): "
@@ -206,6 +234,9 @@ def main() -> None:
                         "targets are set for exact waits, so a run with jitter is written to "
                         "results/overhead_jitter.* and judged against none")
     parser.add_argument("--memory", default="2000,20000,100000")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout's src folder, run beside this one")
+    parser.add_argument("--no-inspect", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--write-inputs", nargs=2, metavar=("DIR", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -215,11 +246,16 @@ def main() -> None:
     latencies = [float(x) for x in args.latencies.split(",") if x]
     sizes = [int(x) for x in args.memory.split(",") if x]
     compile_authpairs()
+    variants = tuple(v for v in (*VARIANTS[:2], AGAINST if args.against else "", VARIANTS[2])
+                     if v and not (v == VARIANTS[2] and args.no_inspect))
+    if args.against:
+        compileall.compile_dir(args.against / "authpairs", quiet=1)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        rows = overhead(tmp, args.cases, latencies, args.repeat, args.jitter) if latencies else []
-        mem = memory(tmp, sizes) if sizes else []
+        rows = (overhead(tmp, args.cases, latencies, args.repeat, args.jitter, variants,
+                         args.against) if latencies else [])
+        mem = memory(tmp, sizes, args.against) if sizes else []
     load_after = os.getloadavg()
     text = summary(rows, mem, TARGETS if not args.jitter else {})
     load = (f"Load average (1, 5, 15 min) {_load(load_before)} at the start and "
@@ -229,7 +265,8 @@ def main() -> None:
     print(load)
     if args.write:
         stamp = datetime.now(UTC).date().isoformat()
-        name = "overhead_jitter" if args.jitter else "overhead"
+        name = ("overhead_against" if args.against else
+                "overhead_jitter" if args.jitter else "overhead")
         command = recorded_command()
         waits = f", waits +-{args.jitter:.0%} of each latency" if args.jitter else ""
         (HERE / "results" / f"{name}.md").write_text(
