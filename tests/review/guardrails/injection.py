@@ -2,14 +2,20 @@
 spellings of each model family the native interfaces serve (helpers of ``test_injection``).
 
 The Harmony, Llama 3 and Llama 4 lists are the tokenizers' own (every special token, reserved
-ones included); the Qwen/ChatML, Granite and Gemma lists are written from the model cards and
-chat templates, since those tokenizers are not available offline.
+ones included), and so is SmolLM2's: every control token of the embedded model's GGUF vocabulary
+(ChatML roles and the code-corpus markers StarCoder's vocabulary left to it). The Qwen/ChatML,
+Granite and Gemma lists are written from the vendors' sources (Qwen's tokenizer configs, IBM's
+granite-io list of Granite 3.3's special tokens, Gemma 3's tokenizer config), since those
+tokenizers are not available offline.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gguf import GGUFReader, TokenType
+
+from authpairs.backends.local_server import default_gguf_path
 from authpairs.cases.examples import load_examples
 from authpairs.cases.models import PublicCase
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
@@ -25,10 +31,32 @@ CHATML = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|object_ref_start|>",
           "<|repo_name|>", "<|file_sep|>", "<tool_call>", "</tool_call>", "<tool_response>",
           "</tool_response>", "<think>", "</think>"]
 """Qwen2.5/Qwen3's added tokens (ChatML roles, vision and fill-in-the-middle markers, tags)."""
-GRANITE = ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<|tool_call|>"]
-GEMMA = ["<start_of_turn>", "<end_of_turn>"]
+GRANITE = ["<|end_of_text|>", "<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<fim_pad>",
+           "<filename>", "<gh_stars>", "<issue_start>", "<issue_comment>", "<issue_closed>",
+           "<jupyter_start>", "<jupyter_text>", "<jupyter_code>", "<jupyter_output>",
+           "<empty_output>", "<commit_before>", "<commit_msg>", "<commit_after>", "<reponame>",
+           "<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>", "<|start_of_cite|>",
+           "<|end_of_cite|>", "<|start_of_plugin|>", "<|end_of_plugin|>"]
+"""Granite 3.3's special tokens (IBM granite-io's complete list; 4.x keeps the role tokens)."""
+GEMMA = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "[@BOS@]",
+         *(f"<unused{n}>" for n in range(99)), "<start_of_turn>", "<end_of_turn>",
+         "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+"""Gemma 3's special tokens (Nemotron-Content-Safety-Reasoning-4B is a Gemma 3)."""
+
+
+def gguf_control_tokens(path: Any) -> list[str]:
+    """Every control token of a GGUF file's vocabulary, in id order."""
+    fields = GGUFReader(path).fields
+    tokens, types = fields["tokenizer.ggml.tokens"], fields["tokenizer.ggml.token_type"]
+    return [bytes(tokens.parts[t]).decode() for t, k in zip(tokens.data, types.data, strict=True)
+            if int(types.parts[k][0]) == TokenType.CONTROL]
+
+
+SMOLLM2 = gguf_control_tokens(default_gguf_path())
+"""The embedded model's own control tokens (the main job's model, served by llama.cpp)."""
 FAMILIES: dict[str, list[str]] = {"harmony": HARMONY, "llama3": LLAMA3, "llama4": LLAMA4,
-                                  "chatml": CHATML, "granite": GRANITE, "gemma": GEMMA}
+                                  "chatml": CHATML, "granite": GRANITE, "gemma": GEMMA,
+                                  "smollm2": SMOLLM2}
 EVERY_TOKEN = sorted({token for tokens in FAMILIES.values() for token in tokens})
 
 Path = tuple[Any, ...]

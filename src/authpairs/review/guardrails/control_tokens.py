@@ -12,8 +12,12 @@ the field and the spelling (:func:`refuse_control_tokens`).
 The spellings recognised (:data:`CONTROL_TOKEN`): every ``<|name|>`` (Harmony, Llama 3 and 4,
 Qwen/ChatML, Granite: each of their special tokens has this shape, reserved ones included),
 DeepSeek's full-width ``<｜name｜>``, Qwen3's added tags ``<think>``, ``</think>``,
-``<tool_call>``, ``</tool_call>``, ``<tool_response>``, ``</tool_response>`` and Gemma's turn
-markers ``<start_of_turn>``, ``<end_of_turn>``.
+``<tool_call>``, ``</tool_call>``, ``<tool_response>``, ``</tool_response>``, the code-corpus
+markers that StarCoder's vocabulary left to SmolLM2 and Granite 3.x (``<filename>``,
+``<reponame>``, ``<fim_prefix>``, ``<jupyter_code>``, ...) and Gemma 3's special tokens
+(``<start_of_turn>``, ``<end_of_turn>``, ``<bos>``, ``<eos>``, ``<pad>``, ``<unk>``,
+``<mask>``, ``[@BOS@]``, ``<unusedN>`` and the image markers; Nemotron's reasoning safety
+model is a Gemma 3).
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ CONTROL_TOKEN = re.compile(
     r"<\|[^<>|\s]{1,128}\|>"          # Harmony, Llama 3/4, Qwen/ChatML, Granite
     r"|<\uff5c[^<>\uff5c\s]{1,128}\uff5c>"  # DeepSeek (full-width bars)
     r"|</?(?:think|tool_call|tool_response)>"  # Qwen3's added tags
-    r"|<(?:start|end)_of_turn>")       # Gemma's turn markers
+    r"|<(?:repo_?name|file_?sep|filename|gh_stars|issue_(?:start|comment|closed)"
+    r"|jupyter_(?:start|text|code|output|script)|empty_output|commit_(?:before|msg|after)"
+    r"|fim_(?:prefix|middle|suffix|pad))>"  # StarCoder's markers (SmolLM2, Granite 3.x)
+    r"|<(?:(?:start|end)_of_(?:turn|image)|image_soft_token|bos|eos|pad|unk|mask"
+    r"|unused[0-9]{1,3})>|\[@BOS@\]")   # Gemma 3
 """The spelling of a control token of any family the native interfaces serve."""
 
 
