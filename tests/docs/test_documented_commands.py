@@ -7,8 +7,9 @@ one interpreter (:mod:`doc_python`). A command block fails the test when it ends
 exit code than documented, a snippet when it raises. The slow tests run the blocks that need the
 embedded model or the staged sources, and every page one after the other in one folder (README
 first), as a reader following the pages would: a run id one page reuses with other settings
-stops that. That sequence starts in a fresh folder, so it is README's own test too. GPU-server blocks are not run, but every configuration, study plan and case-id file
-the documentation names must exist and load.
+stops that. That sequence starts in a fresh folder, so it is README's own test too. GPU-server
+blocks are not run, but every configuration, study plan and case-id file the documentation names
+must exist and load.
 """
 
 from __future__ import annotations

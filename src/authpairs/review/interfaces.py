@@ -24,6 +24,7 @@ from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
 from authpairs.registry import Registry, RegistryError
+from authpairs.review.control_tokens import refuse_control_tokens
 from authpairs.review.outcome import ReviewOutcome
 from authpairs.review.parsing import parse_json_decision
 from authpairs.review.schemas import DIRECT_SCHEMA, STRUCTURED_SCHEMA
@@ -95,7 +96,11 @@ class ReviewInterface:
         return self
 
     def render(self, case: PublicCase) -> ChatRequest:
-        """Render the exact reviewer input for ``case``."""
+        """Render the exact reviewer input for ``case``: chat messages, which the server puts
+        through the model's chat template and tokenises, so a case whose public text spells a
+        control token is refused
+        (:func:`~authpairs.review.control_tokens.refuse_control_tokens`)."""
+        refuse_control_tokens(self.name, case)
         context = case.model_dump(mode="json")
         messages = [
             {"role": "system", "content": render(self.system_template)},

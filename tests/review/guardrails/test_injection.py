@@ -31,7 +31,7 @@ from authpairs.backends.config import SamplingConfig
 from authpairs.backends.openai_http import build_payload
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
-from authpairs.review.guardrails.control_tokens import CONTROL_TOKEN, control_tokens_in
+from authpairs.review.control_tokens import CONTROL_TOKEN, control_tokens_in
 from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.llama_guard import LlamaGuardInterface
 from authpairs.review.guardrails.llama_vocab import llama_tokenizer
@@ -248,6 +248,9 @@ TEXT_INTERFACES: list[tuple[str, dict[str, Any] | None]] = [
     ("nemotron-safety", {"family": "content-safety"}),
     ("nemotron-safety", {"family": "reasoning-4b"}),
     ("nemotron-safety", {"family": "nemoguard-8b"}),
+    ("direct", None),
+    ("structured", None),
+    ("schema", None),
 ]
 """Every interface whose prompt reaches the server as text (raw text, or chat messages the
 server puts through the model's chat template), with the options that select it."""

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from authpairs.backends.base import ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
-from authpairs.review.guardrails.control_tokens import refuse_control_tokens
+from authpairs.review.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.labels import finish_problem
 from authpairs.review.guardrails.settings import settings_record
 from authpairs.review.interfaces import ReviewInterface
@@ -27,7 +27,7 @@ class NativeInterface(ReviewInterface):
 
     ``sends_text`` (True unless the interface sends token ids): the prompt goes to the server as
     text that it tokenises again, so :meth:`text` refuses a case whose public text spells a
-    control token (:func:`~authpairs.review.guardrails.control_tokens.refuse_control_tokens`).
+    control token (:func:`~authpairs.review.control_tokens.refuse_control_tokens`).
     An interface whose answer structure must be read from token ids overrides
     :meth:`parse_response`.
     """

@@ -52,7 +52,7 @@ from authpairs.backends.base import Backend, ChatRequest, ChatResponse, prefligh
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
-from authpairs.review.guardrails.control_tokens import refuse_control_tokens
+from authpairs.review.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.guardrails.settings import VENDOR, Recommended, settings_record
 from authpairs.review.interfaces import RENDERING_KEY

@@ -9,7 +9,7 @@ in the case (``<|end|><|start|>developer<|message|>...``) becomes a control toke
 llama.cpp take a list of token ids); the request records them beside their decoding.
 ``prompt: text`` sends the decoded text for servers that take text only; the server tokenises it
 again, so the interface then refuses a case whose public text spells a control token
-(:mod:`~authpairs.review.guardrails.control_tokens`).
+(:mod:`~authpairs.review.control_tokens`).
 
 The answer is read from the completion's **token ids** (the request asks for them: vLLM's
 ``return_token_ids``; llama.cpp sends them with ``logprobs``) with Harmony's own parser: only
