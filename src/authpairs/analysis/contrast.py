@@ -186,14 +186,17 @@ def make_contrast(comparison: Comparison, *, name: str | None = None, draws: int
 
 def compare_runs(before: Sequence[CaseRecord], after: Sequence[CaseRecord], *,
                  before_run: str = "before", after_run: str = "after",
-                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> Contrast:
-    """Match two runs' records and compute the full contrast (the ``compare`` command's API)."""
+                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, name: str | None = None,
+                 labels: dict[str, str] | None = None) -> Contrast:
+    """Match two runs' records and compute the full contrast (the ``compare`` command's API;
+    a family's member also gets its ``name`` and ``labels``)."""
     comparison = compare_records(before, after, before_run=before_run, after_run=after_run)
-    return make_contrast(comparison, draws=draws, seed=seed)
+    return make_contrast(comparison, name=name, draws=draws, seed=seed, labels=labels)
 
 
-def adjust_family(contrasts: Sequence[Contrast]) -> None:
-    """Holm-adjust the sign-flip and McNemar p-values within each reference scope, in place.
+def adjust_family(contrasts: list[Contrast]) -> list[Contrast]:
+    """Holm-adjust the sign-flip and McNemar p-values within each reference scope, in place
+    (the family is returned).
 
     Two families: every matched context (the primary view), and resolved contexts only (the
     sensitivity view; a contrast with nothing unresolved contributes its primary p-values,
@@ -208,3 +211,4 @@ def adjust_family(contrasts: Sequence[Contrast]) -> None:
         c.holm_mcnemar_p = pm
         c.holm_resolved_sign_flip_p = rf
         c.holm_resolved_mcnemar_p = rm
+    return contrasts

@@ -15,13 +15,11 @@ The family is fixed by the file before any result is seen; Holm runs over every 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from authpairs.analysis.compare import compare_records
-from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
+from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs
 from authpairs.analysis.runref import DEFAULT_RECORDS, load_run
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.errors import ConfigError
@@ -96,31 +94,15 @@ def load_family(path: str | Path) -> FamilySpec:
                       seed=int(raw.get("seed", DEFAULT_SEED)), contrasts=contrasts)
 
 
-def analyze_declared(pairs: Sequence[tuple[str, Sequence[CaseRecord], Sequence[CaseRecord]]], *,
-                     draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-                     run_names: Sequence[tuple[str, str]] | None = None) -> list[Contrast]:
-    """Contrasts for ``(name, before_records, after_records)`` triples, Holm over all of them."""
-    contrasts = []
-    for i, (name, before, after) in enumerate(pairs):
-        b_name, a_name = run_names[i] if run_names else ("before", "after")
-        comparison = compare_records(before, after, before_run=b_name, after_run=a_name)
-        contrasts.append(make_contrast(comparison, name=name, draws=draws, seed=seed))
-    adjust_family(contrasts)
-    return contrasts
-
-
 def run_family(spec: FamilySpec) -> list[Contrast]:
-    """Load every run of a family file (each once) and analyze the family."""
-    cache: dict[str, list[CaseRecord]] = {}
-    labels: dict[str, str] = {}
-
-    def get(address: str) -> list[CaseRecord]:
-        if address not in cache:
+    """Load every run of a family file (each once) and analyze the family: Holm over every
+    listed contrast."""
+    loaded: dict[str, tuple[str, list[CaseRecord]]] = {}
+    for address in (a for c in spec.contrasts for a in (c.before, c.after)):
+        if address not in loaded:
             ref, records = load_run(address, spec.records)
-            cache[address] = records
-            labels[address] = ref.label
-        return cache[address]
-
-    triples = [(c.name, get(c.before), get(c.after)) for c in spec.contrasts]
-    names = [(labels[c.before], labels[c.after]) for c in spec.contrasts]
-    return analyze_declared(triples, draws=spec.draws, seed=spec.seed, run_names=names)
+            loaded[address] = (ref.run_id, records)
+    return adjust_family([
+        compare_runs(loaded[c.before][1], loaded[c.after][1], before_run=loaded[c.before][0],
+                     after_run=loaded[c.after][0], name=c.name, draws=spec.draws,
+                     seed=spec.seed) for c in spec.contrasts])

@@ -36,8 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from authpairs.analysis.compare import compare_records
-from authpairs.analysis.contrast import Contrast, adjust_family, make_contrast
+from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from authpairs.errors import ConfigError
 from authpairs.runs.config import RunConfig, config_from_dict
@@ -235,18 +234,15 @@ def analyze_family(plan: StudyPlan, cells: Sequence[StudyCell],
 
     Every contrast uses the plan's bootstrap seed and draw count (recorded in each result).
     """
-    contrasts: list[Contrast] = []
-    for spec in contrast_family(plan, cells):
-        for cell in (spec.before, spec.after):
-            if cell.run_id not in records:
-                raise StudyPlanError(f"no records for run '{cell.run_id}' ({cell.labels()})")
-        comparison = compare_records(records[spec.before.run_id], records[spec.after.run_id],
-                                     before_run=spec.before.run_id, after_run=spec.after.run_id)
-        contrasts.append(make_contrast(comparison, name=spec.name, draws=plan.analysis.draws,
-                                       seed=plan.analysis.seed, labels=spec.labels()))
-    adjust_family(contrasts)
-    return contrasts
-
+    specs = contrast_family(plan, cells)
+    for cell in (c for spec in specs for c in (spec.before, spec.after)):
+        if cell.run_id not in records:
+            raise StudyPlanError(f"no records for run '{cell.run_id}' ({cell.labels()})")
+    return adjust_family([
+        compare_runs(records[s.before.run_id], records[s.after.run_id],
+                     before_run=s.before.run_id, after_run=s.after.run_id, name=s.name,
+                     draws=plan.analysis.draws, seed=plan.analysis.seed, labels=s.labels())
+        for s in specs])
 
 Executor = Callable[[RunConfig], str]
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
-from authpairs.analysis.compare import ComparisonError, compare_records
+from authpairs.analysis.compare import ComparisonError
 from authpairs.analysis.compose import (
     CompositionError,
     compose_all,
@@ -19,7 +19,7 @@ from authpairs.analysis.compose import (
     route_order,
     unavailable_by_label,
 )
-from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs, make_contrast
+from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs
 from authpairs.analysis.cost import (
     GridSpec,
     break_even_table,
@@ -109,13 +109,11 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
                 same_dataset(given[0], other, "contrast family")
             except ReportInputError as exc:
                 return f"runs on different datasets ({exc})"
-        contrasts, where = [], []
-        for a, b in itertools.combinations(given, 2):
-            comparison = compare_records(a.records, b.records, before_run=a.name,
-                                         after_run=b.name)
-            contrasts.append(make_contrast(comparison, draws=req.draws, seed=req.seed))
-            where.append((a.name, b.name))
-        adjust_family(contrasts)
+        pairs = list(itertools.combinations(given, 2))
+        contrasts = adjust_family([compare_runs(a.records, b.records, before_run=a.name,
+                                                after_run=b.name, draws=req.draws, seed=req.seed)
+                                   for a, b in pairs])
+        where = [(a.name, b.name) for a, b in pairs]
         intro = (f"Every pair of the {len(given)} runs in the order given (earlier = before), "
                  f"{len(contrasts)} contrasts Holm-adjusted together.")
     section = Section("contrasts", "Contrast matrix", intro=intro + (
