@@ -151,7 +151,7 @@ class RunResult(NotebookView):
 
     def __repr__(self) -> str:
         """One line: the run, its size and its headline numbers (never every record)."""
-        from authpairs.analysis.notebook import percent
+        from authpairs.analysis.formatting import percent
 
         score = self.scores
         return (f"<RunResult run {self.run_id!r}: {len(self.records)} case records, "

@@ -18,9 +18,8 @@ from authpairs import api
 from authpairs.analysis.contrast import compare_runs
 from authpairs.analysis.formatting import (
     FORBIDDEN_FIELDS,
-    FORBIDDEN_TRANSITIONS,
     LAWFUL_FIELDS,
-    LAWFUL_TRANSITIONS,
+    REQUEST_TRANSITIONS,
     format_p,
 )
 from authpairs.analysis.scoring import Score
@@ -247,10 +246,11 @@ def test_transition_counts_agree_in_every_view(db: Path, views: dict[str, Any]) 
                     int(side_csv[f.key]), "HTML table": int(html[f.key]),
                     "terminal": int(term[f.title])}  # the terminal column carries the title
             assert set(seen.values()) == {expected[f.key]}, (f.key, seen)
-    for f in (*LAWFUL_TRANSITIONS, *FORBIDDEN_TRANSITIONS):
+    lawful, forbidden = REQUEST_TRANSITIONS.lawful_transitions, REQUEST_TRANSITIONS.forbidden
+    for f in (*lawful, *forbidden):
         assert figure[f.key] == python[f.key], (f.key, figure)
-    assert sum(figure[f.key] for f in FORBIDDEN_TRANSITIONS) == python["forbidden_matched"]
-    assert sum(figure[f.key] for f in LAWFUL_TRANSITIONS) == python["lawful_matched"]
+    assert sum(figure[f.key] for f in forbidden) == python["forbidden_matched"]
+    assert sum(figure[f.key] for f in lawful) == python["lawful_matched"]
     svg = (out / "r" / "figures" / "transitions.svg").read_text()
     assert "lost to denial (14)" in svg and "lost to unavailability (8)" in svg
     lost_rows = page.table("lost lawful requests (22: 14 to denial, 8 to unavailability)")

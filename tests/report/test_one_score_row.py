@@ -7,13 +7,14 @@ import io
 
 from rich.console import Console
 
-from authpairs.analysis import formatting, notebook, scoring
+from authpairs.analysis import agent_runs, compare, formatting, notebook, scoring
 from authpairs.analysis.scoring import Score, score_view
 
 
 def test_fraction_and_percent_have_one_implementation() -> None:
-    assert notebook.fraction is formatting.fraction is scoring.fraction
-    assert notebook.percent is formatting.percent is scoring.percent
+    assert formatting.fraction is scoring.fraction is compare.fraction is agent_runs.fraction
+    assert formatting.percent is scoring.percent
+    assert not hasattr(notebook, "fraction") and not hasattr(notebook, "percent")
 
 
 def test_the_terminal_row_is_the_notebook_row() -> None:

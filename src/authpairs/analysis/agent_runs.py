@@ -41,7 +41,8 @@ from typing import Any
 from authpairs.analysis.compare import STACK_TRANSITIONS, compare_outcomes
 from authpairs.analysis.contrast import Contrast, make_contrast
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.analysis.notebook import NotebookView, TableView, fraction
+from authpairs.analysis.formatting import fraction
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import CaseFacts, CaseOutcome, group_key
 from authpairs.analysis.runref import (
     AgentRunError,

@@ -60,10 +60,6 @@ FORBIDDEN_FIELDS = _fields(("still_approved", "still approved"),
                            ("newly_blocked", "newly blocked (usable denial)"),
                            ("newly_unavailable", "newly unavailable"),
                            ("still_blocked", "still not approved"))
-#: Transitions of one side each (what a matched request can become); ``lost`` once, unsplit.
-LAWFUL_TRANSITIONS = tuple(f for f in LAWFUL_FIELDS
-                           if f.key not in ("lost_denied", "lost_unavailable"))
-FORBIDDEN_TRANSITIONS = FORBIDDEN_FIELDS
 #: The titles of the totals shown beside the transitions.
 _TOTAL_TITLES = {"lawful_matched": "lawful matched", "forbidden_matched": "forbidden matched",
                  "lawful_completed_before": "completed before",

@@ -27,12 +27,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from authpairs.analysis.formatting import fraction, percent
-
-__all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "fraction", "html_tables",
-           "percent", "print_note", "text_tables"]
-# fraction and percent are formatting's (one implementation), named here for the result
-# objects that build their table views with them.
+__all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "html_tables",
+           "print_note", "text_tables"]
 
 if TYPE_CHECKING:
     import pandas

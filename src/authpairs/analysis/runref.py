@@ -160,11 +160,6 @@ class RunRef:
     path: Path
     run_id: str
 
-    @property
-    def label(self) -> str:
-        """A short display name: the run id."""
-        return self.run_id
-
 
 def parse_run_ref(address: str, default_records: str | Path = DEFAULT_RECORDS) -> RunRef:
     """Parse ``RUN_ID`` or ``PATH::RUN_ID`` (the path may itself contain single colons)."""
@@ -217,14 +212,6 @@ def load_records_and_info(ref: RunRef) -> tuple[RunInfo, list[CaseRecord]]:
         return info, sorted(records, key=lambda r: r.case_id)  # the order case_records gives
 
 
-def refuse_agent_run(ref: RunRef, info: RunInfo) -> None:
-    """Raise :class:`AgentRunError` when the run is an agent run."""
-    if info.is_agent_run:
-        raise AgentRunError(f"'{ref.label}' is an agent run: its case records leave out the "
-                            "cases the agent declined, so they are not analysed as a "
-                            "guardrail run's")
-
-
 def load_run(address: str, default_records: str | Path = DEFAULT_RECORDS
              ) -> tuple[RunRef, list[CaseRecord]]:
     """Parse an address and load its records (a guardrail run: an agent run is refused)."""
@@ -235,8 +222,11 @@ def load_run(address: str, default_records: str | Path = DEFAULT_RECORDS
 def load_run_checked(address: str, default_records: str | Path = DEFAULT_RECORDS
                      ) -> tuple[RunRef, list[CaseRecord], Completeness]:
     """Parse an address and load its records with their completeness (n of N expected); an
-    agent run is refused as by :func:`load_run`."""
+    agent run is refused: its case records leave out the cases the agent declined."""
     ref = parse_run_ref(address, default_records)
     info, records = load_records_and_info(ref)
-    refuse_agent_run(ref, info)
+    if info.is_agent_run:
+        raise AgentRunError(f"'{ref.run_id}' is an agent run: its case records leave out the "
+                            "cases the agent declined, so they are not analysed as a "
+                            "guardrail run's")
     return ref, records, completeness(info, (r.case_id for r in records))

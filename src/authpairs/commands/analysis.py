@@ -145,8 +145,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 ref_a, rec_a, done_a = load_run_checked(run_a, records)
                 ref_b, rec_b, done_b = load_run_checked(run_b, records)
                 _state_completeness(done_a, done_b)
-                contrast = compare_runs(rec_a, rec_b, before_run=ref_a.label,
-                                        after_run=ref_b.label, draws=draws, seed=seed)
+                contrast = compare_runs(rec_a, rec_b, before_run=ref_a.run_id,
+                                        after_run=ref_b.run_id, draws=draws, seed=seed)
                 data = {**contrast.to_dict(), "before_completeness": done_a.to_dict(),
                         "after_completeness": done_b.to_dict(),
                         "before_records": str(ref_a.path), "after_records": str(ref_b.path)}
@@ -275,7 +275,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             for arg in runs:
                 name, address = _split_label(arg)
                 ref, recs = load_run(address, records)
-                key = name or ref.label
+                key = name or ref.run_id
                 if key in loaded:
                     raise CompositionError(f"reviewer '{key}' given twice")
                 loaded[key] = recs
@@ -348,7 +348,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 rec_a, rec_b, required=read_case_ids(required),
                 forbidden=read_case_ids(forbidden) if forbidden is not None else None,
                 usable_scope="all" if usable_scope == "all" else "designated",
-                baseline_name=ref_a.label, candidate_name=ref_b.label)
+                baseline_name=ref_a.run_id, candidate_name=ref_b.run_id)
         except (RunNotFoundError, GateInputError) as exc:
             raise input_error(exc) from exc
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)

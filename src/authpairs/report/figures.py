@@ -46,7 +46,6 @@ _RC: Any = {"svg.hashsalt": "authpairs", "font.size": 9, "axes.titlesize": 10,
 MAX_ANNOTATED_CELLS = 160
 HATCHES = ("", "//", "x", "..", "\\\\", "+", "o", "--")
 GREYS = ("0.15", "0.45", "0.7", "0.9", "0.3", "0.6", "0.8", "0.95")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 @dataclass(frozen=True)
@@ -251,11 +250,6 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
     return fig
 
 
-def _pct_text(pct: np.ndarray, n: np.ndarray) -> list[list[str]]:
-    return [["n/a" if np.isnan(pct[i, j]) else f"{pct[i, j]:.0f}"
-             for j in range(pct.shape[1])] for i in range(pct.shape[0])]
-
-
 def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[str],
                         pct: np.ndarray, n: np.ndarray, xlabel: str = "run") -> Figure:
     """Usable correctness (%) by attribute value and run (paper Figures 3-5); ``runs`` name
@@ -270,7 +264,7 @@ def correctness_heatmap(attribute: str, values: Sequence[str], runs: Sequence[st
                          f"(n = {per_run} inputs per run, {len(runs)} runs)",
                    xlabel=xlabel, ylabel=f"{attribute} (inputs per run)",
                    cbar_label="usable correctness (% of inputs)", vmin=0, vmax=100,
-                   text=_pct_text(pct, n))
+                   text=[["n/a" if np.isnan(v) else f"{v:.0f}" for v in row] for row in pct])
 
 
 def seed_figure(rows: Sequence[dict[str, Any]], rates: Sequence[tuple[str, str]]) -> Figure:

@@ -51,11 +51,6 @@ def study_address(cell: StudyCell) -> str:
     return f"{cell.config.records}::{cell.run_id}"
 
 
-def contrast_rows(contrasts: Sequence[Contrast]) -> list[dict[str, Any]]:
-    """One summary row per contrast."""
-    return [c.summary() for c in contrasts]
-
-
 def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
                      cells: Sequence[tuple[str, str]]) -> fig.FigureFile:
     """Queue the contrast-matrix heatmap (net change with Holm-adjusted p)."""
@@ -122,7 +117,7 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
         "are not in the family. Gains and losses "
         f"are never netted per request; see the CSV for both. Bootstrap: {req.draws:,} draws, "
         f"seed {req.seed}. Paper Figure 7."))
-    section.tables.append(table(out, "contrasts", "contrasts", contrast_rows(contrasts), [
+    section.tables.append(table(out, "contrasts", "contrasts", [c.summary() for c in contrasts], [
         "contrast", "retained", "lost", "lost_denied", "lost_unavailable", "gained", "net",
         "lawful_matched", "newly_approved", "newly_blocked", "newly_unavailable", "net_pp",
         "bootstrap_low", "bootstrap_high", "mcnemar_p", "sign_flip_p", "holm_sign_flip_p",
