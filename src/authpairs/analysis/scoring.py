@@ -212,11 +212,15 @@ class Tally:
     """Scores records as they come, overall and grouped by ``attributes``, keeping none of the
     records (a run of any length is scored in constant memory per group)."""
 
-    def __init__(self, attributes: Sequence[str] = ()) -> None:
+    def __init__(self, attributes: Sequence[str] = (), records: Iterable[CaseRecord] = ()
+                 ) -> None:
+        """A tally grouped by ``attributes``, with ``records`` already counted."""
         self.attributes = tuple(attributes)
         self._overall: tuple[Score, Counter[str]] = (Score(), Counter())
         self._groups: dict[str, dict[str, tuple[Score, Counter[str]]]] = {
             a: {} for a in self.attributes}
+        for record in records:
+            self.add(record)
 
     def add(self, record: CaseRecord) -> None:
         """Count one record, overall and in its group for every attribute."""
@@ -245,10 +249,7 @@ def _finished(score: Score, reasons: Counter[str]) -> Score:
 
 def score_records(records: Iterable[CaseRecord]) -> Score:
     """Score all records together."""
-    tally = Tally()
-    for record in records:
-        tally.add(record)
-    return tally.overall()
+    return Tally(records=records).overall()
 
 
 def unknown_group_attributes(attributes: Iterable[str], present: Iterable[str]
@@ -262,7 +263,4 @@ def unknown_group_attributes(attributes: Iterable[str], present: Iterable[str]
 
 def score_by(records: Iterable[CaseRecord], attribute: str) -> Scores[Score]:
     """Score records grouped by ``attribute`` (family, domain, scenario, engine, ...)."""
-    tally = Tally([attribute])
-    for record in records:
-        tally.add(record)
-    return tally.by(attribute)
+    return Tally([attribute], records).by(attribute)
