@@ -18,13 +18,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.formatting import REQUEST_TRANSITIONS, STACK_TRANSITIONS, Transitions
-from authpairs.analysis.notebook import NotebookView, TableView, fraction
+from authpairs.analysis.formatting import (
+    REQUEST_TRANSITIONS,
+    STACK_TRANSITIONS,
+    Transitions,
+    fraction,
+)
+from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import CaseOutcome, case_outcome
 from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
@@ -66,20 +71,15 @@ class RequestChange:
         return dict(self.attributes).get(name, "")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data view (one CSV row)."""
-        row: dict[str, Any] = {
-            "case_id": self.case_id, "label": self.label, "cluster": self.cluster,
-            "path": self.path, "resolved": self.resolved, "before": self.before,
-            "after": self.after, "before_status": self.before_status,
-            "after_status": self.after_status, "transition": self.transition,
-            "lost_to": self.lost_to}
-        for key, value in self.attributes:  # grouping attributes (family, domain, ...)
+        """Plain-data view (one CSV row): the fields of :data:`_FRAME_COLUMNS`, then the
+        grouping attributes (family, domain, ...)."""
+        row: dict[str, Any] = {key: getattr(self, key) for key in _FRAME_COLUMNS}
+        for key, value in self.attributes:
             row.setdefault(key, value)
         return row
 
 
-_FRAME_COLUMNS = ["case_id", "label", "cluster", "path", "resolved", "before", "after",
-                  "before_status", "after_status", "transition", "lost_to"]
+_FRAME_COLUMNS = [f.name for f in fields(RequestChange) if f.name != "attributes"]
 """The columns of :meth:`Comparison.to_pandas` before the grouping attributes."""
 
 

@@ -4,7 +4,7 @@ for two guardrail runs and two agent runs alike (what ``authpairs compare`` prin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from authpairs.analysis.compare import Comparison, compare_records
@@ -37,10 +37,8 @@ class ContrastStats:
     sign_flip: SignFlipResult
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return {"lost": self.lost, "gained": self.gained, "net": self.net,
-                "lawful": self.lawful, "net_pp": self.net_pp, "mcnemar_p": self.mcnemar_p,
-                "bootstrap": self.bootstrap.to_dict(), "sign_flip": self.sign_flip.to_dict()}
+        """Plain-data view (the bootstrap and sign-flip results as nested objects)."""
+        return asdict(self)
 
 
 def contrast_stats(comparison: Comparison, *, draws: int = DEFAULT_DRAWS,

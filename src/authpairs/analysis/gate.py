@@ -25,7 +25,7 @@ cases of the candidate run; anything else is an input error naming the file and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -107,13 +107,8 @@ class GateFailure:
     reason: str
 
     def to_dict(self) -> dict[str, str]:
-        """Plain-data view."""
-        return {"check": self.check, "case_id": self.case_id, "cluster": self.cluster,
-                "path": self.path, "reason": self.reason}
-
-
-_FAILURE_COLUMNS = ["check", "case_id", "cluster", "path", "reason"]
-"""The columns of :meth:`GateResult.to_pandas` (those of :meth:`GateFailure.to_dict`)."""
+        """Plain-data view: check, case id, cluster, path, reason."""
+        return asdict(self)
 
 
 @dataclass(repr=False)
@@ -192,7 +187,7 @@ class GateResult(NotebookView):
 
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
         """One row per failing request (:meth:`GateFailure.to_dict`)."""
-        return list(_FAILURE_COLUMNS), [f.to_dict() for f in self.failures]
+        return [f.name for f in fields(GateFailure)], [f.to_dict() for f in self.failures]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view."""
