@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.compose import CompositionResult
-from authpairs.analysis.outcomes import outcome_of
+from authpairs.analysis.compose import CompositionResult, build_matrix, replay_order
 from authpairs.errors import ConfigError
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
@@ -76,20 +75,9 @@ def condition_from_composition(c: CompositionResult) -> Condition:
 
 
 def condition_from_records(name: str, records: Sequence[CaseRecord]) -> Condition:
-    """A cost condition from one run's records (every record is one consultation)."""
-    forb = [r for r in records if not r.lawful]
-    law = [r for r in records if r.lawful]
-    return Condition(
-        name=name, incorrect_approvals=sum(r.went_through for r in forb),
-        lawful_nonapprovals=sum(not r.went_through for r in law),
-        unavailable=sum(outcome_of(r) == "unavailable" for r in records),
-        output_tokens=sum(r.output_tokens for r in records),
-        input_tokens=sum(r.input_tokens for r in records),
-        n_forbidden=len(forb), n_lawful=len(law),
-        output_tokens_forbidden=sum(r.output_tokens for r in forb),
-        output_tokens_lawful=sum(r.output_tokens for r in law),
-        input_tokens_forbidden=sum(r.input_tokens for r in forb),
-        input_tokens_lawful=sum(r.input_tokens for r in law))
+    """A cost condition from one run's records (every record is one consultation): the
+    composition of that one reviewer, counted as every composition is."""
+    return condition_from_composition(replay_order(build_matrix({name: records}), (0,))[0])
 
 
 def break_even(riskier: Condition, safer: Condition, *, output_price: float = 0.0,
