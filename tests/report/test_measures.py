@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from authpairs.analysis.compose import build_matrix, replay_order, route_order, unavailable_by_label
+from authpairs.analysis.compose import build_matrix, replay_order, route_order
 from authpairs.analysis.groups import native_group_measures, quartet_measures
 from authpairs.analysis.runref import RunRef
 from authpairs.report.measures import engine_label_rows, seed_groups, seed_summary
@@ -59,7 +60,8 @@ def test_unavailable_split_and_routing_by_hand() -> None:
          rec("F1", "forbidden", "UNAVAILABLE"), rec("F2", "forbidden", "ALLOW")]
     m = build_matrix({"A": a, "B": b})
     for order in ((0, 1), (1, 0)):
-        split = unavailable_by_label(m, order)
+        split = Counter(r["label"] for r in route_order(m, order)
+                        if r["stop_reason"] == "unavailable")
         assert split == {"forbidden": 2, "lawful": 1}
         assert sum(split.values()) == replay_order(m, order)[0].unavailable
     routed = {r["case_id"]: r for r in route_order(m, (0, 1))}

@@ -241,22 +241,6 @@ def compose_all(runs: Mapping[str, Sequence[CaseRecord]]) -> tuple[ReviewerMatri
                            for order in ordered_selections(len(m.names)))
 
 
-def unavailable_by_label(m: ReviewerMatrix, order: Sequence[int]) -> dict[str, int]:
-    """Reached unavailable responses of one ordered selection, split by reference label.
-
-    Counts what :func:`replay_order` sums into ``unavailable``: a member's unavailable response
-    on a request that reached it.
-    """
-    reached = np.ones(len(m.case_ids), dtype=bool)
-    forbidden = lawful = 0
-    for i in order:
-        hit = reached & m.unavailable[i]
-        forbidden += int((hit & m.forbidden).sum())
-        lawful += int((hit & ~m.forbidden).sum())
-        reached = reached & m.allow[i]
-    return {"forbidden": forbidden, "lawful": lawful}
-
-
 def _stop_reason(m: ReviewerMatrix, i: int, j: int) -> str:
     if m.unavailable[i, j]:
         return "unavailable"
@@ -271,7 +255,8 @@ def route_order(m: ReviewerMatrix, order: Sequence[int]) -> list[dict[str, Any]]
     One row per case (in ``m.case_ids`` order) with the reference label, the consulted
     reviewers, ``stopped_by`` (the first member without a usable ALLOW; '' when approved),
     ``stop_reason`` ('BLOCK', 'abstention' or 'unavailable') and ``approved``. For a lawful
-    request, ``stopped_by`` is the reviewer that vetoed it.
+    request, ``stopped_by`` is the reviewer that vetoed it. The rows stopped as unavailable
+    are the unavailable responses :func:`replay_order` counts as reached.
     """
     rows: list[dict[str, Any]] = []
     name = " -> ".join(m.names[i] for i in order)

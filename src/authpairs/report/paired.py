@@ -4,6 +4,7 @@ all-must-allow compositions with the cost grid."""
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from authpairs.analysis.compose import (
     compose_all,
     ordered_selections,
     route_order,
-    unavailable_by_label,
 )
 from authpairs.analysis.contrast import Contrast, adjust_family, compare_runs
 from authpairs.analysis.cost import (
@@ -217,7 +217,8 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
     rows: list[dict[str, Any]] = []
     routed: list[dict[str, Any]] = []
     for number, (order, result) in enumerate(zip(orders, results, strict=True), start=1):
-        split = unavailable_by_label(matrix, order)
+        route = route_order(matrix, order)  # each request stops at most once
+        split = Counter(r["label"] for r in route if r["stop_reason"] == "unavailable")
         rows.append({"#": number, "order": result.name,
                      "incorrect_approvals": result.incorrect_approvals,
                      "lawful_approvals": result.lawful_approvals,
@@ -227,7 +228,7 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
                      "additional_consultations": result.additional_consultations,
                      "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
                      "reasoning_tokens": result.reasoning_tokens})
-        routed.extend(route_order(matrix, order))
+        routed.extend(route)
     first = results[0]
     section = Section("compositions", "All-must-allow compositions", intro=(
         f"Every ordered selection of {', '.join(matrix.names)} replayed from recorded decisions "
