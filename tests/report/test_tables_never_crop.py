@@ -25,7 +25,7 @@ from authpairs.analysis.cost import (
 from authpairs.analysis.notebook import TableView, two_line_header
 from authpairs.analysis.scoring import score_by, score_records, score_view
 from authpairs.report import tables
-from authpairs.report.run_list import runs_table
+from authpairs.report.tables import runs_table
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
 from authpairs.runs.records import CaseRecord, EffectRecord
 

@@ -284,7 +284,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command("runs")
     def list_runs(records: RecordsOpt = DEFAULT_RECORDS) -> None:
         """List the runs in a records file: reviewer, dataset, cases recorded of expected, date."""
-        from authpairs.report.run_list import describe_run, runs_table
+        from authpairs.report.tables import describe_run, runs_table
         from authpairs.runs.store import RecordStore
 
         with RecordStore(records, readonly=True) as store:

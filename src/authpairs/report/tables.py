@@ -1,4 +1,5 @@
-"""The commands' tables of scores, runs, contrast families and costs, as
+"""The commands' tables of scores, runs (the ``runs`` listing and the multi-run scores),
+contrast families and costs, as
 :class:`~authpairs.analysis.notebook.TableView` s: a command prints one with
 ``console.print(view, crop=False)`` (never cropped) and writes its data with
 :mod:`authpairs.report.files`."""
@@ -15,13 +16,15 @@ from authpairs.analysis.formatting import format_p
 from authpairs.analysis.notebook import TableView, print_note
 from authpairs.analysis.scoring import Score, score_view
 from authpairs.report.files import write_csv, write_json
+from authpairs.report.reviewer_name import name_run
+from authpairs.runs.records import RunInfo
 
 if TYPE_CHECKING:  # numpy and scipy load only where contrasts and grids are computed
     from authpairs.analysis.contrast import Contrast
     from authpairs.analysis.cost import GridResult
 
-__all__ = ["break_even_view", "family_view", "grid_view", "print_runs", "print_scores",
-           "runs_view", "write_scores"]
+__all__ = ["break_even_view", "describe_run", "family_view", "grid_view", "print_runs",
+           "print_scores", "runs_table", "runs_view", "write_scores"]
 
 
 def print_scores(console: Console, title: str, scores: Mapping[str, Score],
@@ -147,3 +150,41 @@ def break_even_view(rows: Sequence[dict[str, Any]], limit: int = 30) -> TableVie
          for row in shown],
         [f"... {rest} more pairs (incl. output-price break-evens) in break_even.csv (--out)"]
         if rest else [], key_columns=2)
+
+
+RUN_LIST_COLUMNS = ["run id", "reviewer", "interface", "model", "dataset", "effects",
+                    "recorded", "created (UTC)"]
+"""The columns of the ``runs`` listing."""
+
+
+def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
+    """Plain row: run id, the reviewer that ran (interface, guardrail or baseline; how it was
+    asked; the model it called, ``-`` for none), dataset/split, effects enforced or not,
+    recorded/expected cases and date."""
+    resolved = info.config.get("resolved", {})
+    name = name_run(info.config)
+    dataset = str(resolved.get("dataset", info.manifest.get("name", "?")))
+    split = resolved.get("split")
+    limit = resolved.get("limit")
+    where = f"{dataset} {split}" if split else dataset
+    if limit:
+        where += f" (first {limit})"
+    if resolved.get("sample"):
+        where += f" (sample {resolved['sample']}, seed {resolved.get('sample_seed', 0)})"
+    expected = len(info.expected_case_ids) or info.manifest.get("n_cases")
+    flag = "" if not expected or recorded >= int(expected) else " INCOMPLETE"
+    reviewer = name.reviewer if name.kind == "interface" else f"{name.kind} {name.reviewer}"
+    return {"run id": info.run_id, "reviewer": reviewer, "interface": name.interface,
+            "model": name.model, "dataset": where,
+            "effects": "enforced" if resolved.get("enforce", True) else "off",
+            "recorded": f"{recorded}/{expected if expected else '?'}{flag}",
+            "created (UTC)": info.created_at.replace("T", " ").split("+")[0]}
+
+
+def runs_table(rows: list[dict[str, str]], title: str) -> TableView:
+    """A table of :func:`describe_run` rows (interface and model only when a run has one)."""
+    # interface and model are left out when no run has one (baselines only)
+    columns = [name for name in RUN_LIST_COLUMNS if name not in ("interface", "model")
+               or any(row[name] != "-" for row in rows)]
+    return TableView(title, columns, [[row[name] for name in columns] for row in rows],
+                     numeric=[name == "recorded" for name in columns])
