@@ -127,7 +127,7 @@ def _fake_run(name: str, manifest: str) -> ReportRun:
 
     info = RunInfo(run_id=name, created_at="2026-01-01T00:00:00+00:00", config={},
                    config_sha256="0" * 64, manifest={}, manifest_sha256=manifest)
-    return ReportRun(name, RunRef(Path("x.sqlite"), name), info, [])
+    return ReportRun(RunRef(Path("x.sqlite"), name), info, [])
 
 
 def test_embed_json_is_safe_and_reads_back() -> None:

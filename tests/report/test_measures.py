@@ -80,7 +80,7 @@ def _run(name: str, records: list[CaseRecord], seed: int) -> ReportRun:
     info = RunInfo(run_id=name, created_at="2026-01-01T00:00:00+00:00", config=config,
                    config_sha256=name, manifest={"name": "d", "n_cases": len(records)},
                    manifest_sha256="m")
-    return ReportRun(name, RunRef(Path("x.sqlite"), name), info, records)
+    return ReportRun(RunRef(Path("x.sqlite"), name), info, records)
 
 
 def test_seed_summary_mean_min_max_and_interval() -> None:

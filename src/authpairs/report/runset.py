@@ -31,7 +31,6 @@ class ReportInputError(ValueError):
 class ReportRun:
     """One recorded run with its metadata, as the report reads it."""
 
-    address: str
     ref: RunRef
     info: RunInfo
     records: list[CaseRecord]
@@ -130,7 +129,7 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
             attempts: dict[str, list[AttemptRecord]] = defaultdict(list)
             for attempt in store.attempts(ref.run_id):
                 attempts[attempt.case_id].append(attempt)
-            runs.append(ReportRun(address, ref, info, store.case_records(ref.run_id),
+            runs.append(ReportRun(ref, info, store.case_records(ref.run_id),
                                   unverified, dict(attempts)))
     finally:
         for store in stores.values():
