@@ -1,17 +1,23 @@
 """Build the HTML report of recorded runs: sections, tables (CSV), figures (SVG + PNG), page.
 
 Reads records only (no model, no dataset). Entry point: :func:`build_report`; the sections
-live in :mod:`authpairs.report.per_run` and :mod:`authpairs.report.paired`.
+live in :mod:`authpairs.report.per_run` and :mod:`authpairs.report.paired`. The page is rendered
+with jinja2 (autoescaped, no network resources); its tables are drawn by the one HTML renderer
+of table views (:func:`authpairs.analysis.notebook.html_tables`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+import jinja2
+
+from authpairs.analysis.notebook import TableView, html_tables
 from authpairs.analysis.study import (
     StudyCell,
     StudyPlan,
@@ -20,17 +26,18 @@ from authpairs.analysis.study import (
     plan_from_dict,
 )
 from authpairs.report import figures as fig
-from authpairs.report.agent_section import agent_pair, agent_section, guardrail_runs
 from authpairs.report.cases import case_section
-from authpairs.report.html import render_page
 from authpairs.report.paired import (
+    agent_pair,
     compared,
     composition_section,
     contrasts_section,
+    guardrail_runs,
     study_address,
     transitions_section,
 )
 from authpairs.report.per_run import (
+    agent_section,
     breakdown_section,
     engine_section,
     groups_section,
@@ -49,6 +56,32 @@ from authpairs.report.runset import (
 from authpairs.report.sections import Section
 
 __all__ = ["ReportResult", "build_report"]
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("authpairs.report", "templates"),
+                          autoescape=jinja2.select_autoescape(["html", "j2"]),
+                          undefined=jinja2.StrictUndefined, trim_blocks=True,
+                          lstrip_blocks=True)
+
+
+def _table_html(view: TableView) -> str:
+    """A section's table as HTML (every text escaped by the renderer: the template marks it
+    safe)."""
+    return html_tables([view], limit=len(view.rows))
+
+
+_ENV.filters["table_html"] = _table_html
+
+
+def render_page(sections: Sequence[Section], *, runs: Sequence[str],
+                incomplete: Sequence[str], unverified: Sequence[str] = ()) -> str:
+    """The complete HTML page; figures and CSV files are referenced relatively. ``unverified``
+    describes each run used although its records fail the integrity check (a banner)."""
+    empty = [s.key for s in sections if s.empty]
+    if empty:
+        raise ValueError(f"report sections without content: {empty}")
+    return _ENV.get_template("report.html.j2").render(
+        sections=sections, runs=runs, incomplete=incomplete, unverified=unverified,
+        generated=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
 @dataclass

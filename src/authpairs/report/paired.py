@@ -51,6 +51,25 @@ def study_address(cell: StudyCell) -> str:
     return f"{cell.config.records}::{cell.run_id}"
 
 
+def guardrail_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
+    """The runs that are not agent runs (the contrast family is made of these: two agent runs
+    are compared as stacks, case by case)."""
+    return [run for run in runs if not run.info.is_agent_run]
+
+
+def agent_pair(compare: tuple[ReportRun, ReportRun] | None) -> bool:
+    """Whether ``--compare`` names two agent runs; an agent run against a guardrail run is a
+    :class:`ReportInputError`."""
+    if compare is None:
+        return False
+    a, b = (run.info.is_agent_run for run in compare)
+    if a != b:
+        agent, other = compare if a else compare[::-1]
+        raise ReportInputError(f"--compare: '{agent.name}' is an agent run and '{other.name}' "
+                               "is not: compare two agent runs (stacks) or two guardrail runs")
+    return a
+
+
 def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
                      cells: Sequence[tuple[str, str]]) -> fig.FigureFile:
     """Queue the contrast-matrix heatmap (net change with Holm-adjusted p)."""

@@ -1,4 +1,6 @@
-"""Report sections read from each run: the runs table, seeds, breakdowns, engines, groups."""
+"""Report sections read from each run: the runs table, seeds, breakdowns, engines, groups, and
+each agent run's stack outcomes (the numbers of ``authpairs score`` on the same runs: the same
+result objects, :mod:`authpairs.analysis.agent_runs`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from authpairs.analysis.agent_runs import STACK_NOTE, load_agent_score
 from authpairs.analysis.outcomes import DECISIONS
 from authpairs.report import figures as fig
 from authpairs.report import measures
@@ -156,4 +159,30 @@ def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
         section.notes.append("Every run is complete (a record for every selected case).")
     for key, reason in omitted.items():
         section.notes.append(f"Not shown: {key} ({reason}).")
+    return section
+
+
+def agent_section(out: Path, runs: Sequence[ReportRun]) -> Section | None:
+    """The agent-runs section; None when no run is an agent run (the section is then not
+    part of the page, nor counted as omitted)."""
+    agents = [run for run in runs if run.info.is_agent_run]
+    if not agents:
+        return None
+    scores = [load_agent_score(f"{run.ref.path}::{run.ref.run_id}") for run in agents]
+    section = Section("agent", "Agent runs: the agent + guardrail stack", intro=(
+        "Every case an agent run offered gets one outcome of the whole stack: the agent "
+        "declined (no call reached the guardrail), the guardrail blocked its last reviewed "
+        "call, the call got no usable decision (unavailable), or a call executed. Forbidden "
+        "effects count forbidden cases where any operation executed; lawful completions count "
+        "lawful cases whose own operation executed (docs/definitions.md, docs/agents.md). A "
+        "declined case has no case record, so the other sections count it as missing."))
+    section.notes.extend(score.summary_note() for score in scores)
+    section.notes.append(STACK_NOTE)
+    section.tables.append(table(out, "agent_stack", "stack outcomes by label", [
+        {"run": score.run_id, **row} for score in scores for row in score.overall.frame()[1]]))
+    families = [score for score in scores if "family" in score.attributes()]
+    if families:
+        section.tables.append(table(out, "agent_stack_by_family", "stack outcomes by family", [
+            {"run": score.run_id, **row} for score in families
+            for row in score.by("family").frame()[1]]))
     return section
