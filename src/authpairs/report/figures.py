@@ -16,7 +16,6 @@ import multiprocessing.context
 import os
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -88,11 +87,9 @@ class FigureJob:
     kwargs: dict[str, Any]
 
 
-def _render(job: FigureJob, out_dir: Path) -> tuple[str, float]:
-    t0 = time.perf_counter()
+def _render(job: FigureJob, out_dir: Path) -> None:
     builder = globals()[job.builder]
     save(builder(*job.args, **job.kwargs), out_dir, job.stem, job.title)
-    return job.stem, time.perf_counter() - t0
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -123,9 +120,8 @@ class FigureQueue:
         self.out_dir = out_dir
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         self.jobs: list[FigureJob] = []
-        self.seconds: dict[str, float] = {}
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: list[Future[tuple[str, float]]] = []
+        self._futures: list[Future[None]] = []
 
     def add(self, stem: str, caption: str, builder: Callable[..., Figure], /, *args: Any,
             **kwargs: Any) -> FigureFile:
@@ -145,16 +141,16 @@ class FigureQueue:
             self.jobs.append(job)
         return FigureFile(stem, caption, f"figures/{stem}.svg", f"figures/{stem}.png")
 
-    def render(self) -> dict[str, float]:
-        """Draw (or wait for) every queued figure; returns the seconds each took."""
+    def render(self) -> None:
+        """Draw (or wait for) every queued figure."""
         try:
-            results = [_render(job, self.out_dir) for job in self.jobs]
-            results += [future.result() for future in self._futures]
+            for job in self.jobs:
+                _render(job, self.out_dir)
+            for future in self._futures:
+                future.result()
         finally:
             self.close()
         self.jobs, self._futures = [], []
-        self.seconds.update(results)
-        return dict(results)
 
     def close(self) -> None:
         """Stop the worker processes (pending figures are cancelled)."""
