@@ -148,18 +148,13 @@ class Comparison(NotebookView):
         return (names, np.array([diffs[n] for n in names], dtype=np.float64),
                 np.array([sizes[n] for n in names], dtype=np.float64))
 
-    def restricted(self, keep: Iterable[str]) -> Comparison:
-        """The same comparison limited to the given case ids (e.g. resolved contexts only)."""
-        wanted = set(keep)
+    def resolved_only(self) -> Comparison:
+        """Sensitivity view: the same comparison with unresolved reference contexts excluded."""
         return Comparison(self.before_run, self.after_run,
-                          [c for c in self.lawful if c.case_id in wanted],
-                          [c for c in self.forbidden if c.case_id in wanted],
+                          [c for c in self.lawful if c.resolved],
+                          [c for c in self.forbidden if c.resolved],
                           list(self.only_before), list(self.only_after),
                           list(self.label_mismatch), self.names)
-
-    def resolved_only(self) -> Comparison:
-        """Sensitivity view: unresolved reference contexts excluded."""
-        return self.restricted(c.case_id for c in self.changes if c.resolved)
 
     def breakdown(self, attribute: str) -> list[dict[str, Any]]:
         """Transition counts per value of a case attribute (e.g. family, domain, path)."""
