@@ -87,13 +87,10 @@ def read_case_ids(path: str | Path) -> list[DesignatedId]:
             if any(ch.isspace() for ch in cid):
                 raise GateInputError(f"{p}:{n}: one case id per line expected, got {cid!r}")
             out.append(DesignatedId(cid, f"{p}:{n}"))
-    seen: set[str] = set()
-    unique = []
+    unique: dict[str, DesignatedId] = {}  # the first of each case id, in file order
     for d in out:
-        if d.case_id not in seen:
-            seen.add(d.case_id)
-            unique.append(d)
-    return unique
+        unique.setdefault(d.case_id, d)
+    return list(unique.values())
 
 
 @dataclass(frozen=True)
