@@ -77,18 +77,12 @@ class _Texts:
     """Distinct strings, each stored once and referred to by its index (-1: none)."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
-        self._index: dict[str, int] = {}
+        self.index: dict[str, int] = {}
+        """Each string and its index, in the order added (the table is its keys)."""
 
     def ref(self, text: str | None) -> int:
         """The index of ``text`` in the table (added when new); -1 for None."""
-        if text is None:
-            return -1
-        found = self._index.get(text)
-        if found is None:
-            found = self._index[text] = len(self.items)
-            self.items.append(text)
-        return found
+        return -1 if text is None else self.index.setdefault(text, len(self.index))
 
     def json_ref(self, value: Any) -> int:
         """The index of ``value`` written as indented JSON (-1 for None or an empty dict)."""
@@ -201,7 +195,7 @@ def case_data(runs: Sequence[ReportRun],
                         for key, title in TRANSITIONS],
         "pairs": pair_rows,
         "prompts": columns.prompts,
-        "texts": texts.items,
+        "texts": list(texts.index),
         "cases": columns.cols,
     }
 
