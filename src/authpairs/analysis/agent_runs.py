@@ -41,7 +41,7 @@ from typing import Any
 from authpairs.analysis.compare import STACK_TRANSITIONS, compare_outcomes
 from authpairs.analysis.contrast import Contrast, make_contrast
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.analysis.formatting import fraction
+from authpairs.analysis.formatting import PlainData, fraction
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import CaseFacts, CaseOutcome, group_key
 from authpairs.analysis.runref import (
@@ -132,7 +132,7 @@ def stack_cases(facts: Mapping[str, CaseFacts], calls: Iterable[AgentCall]) -> l
 
 
 @dataclass
-class LabelCounts:
+class LabelCounts(PlainData):
     """The outcome counts of the cases of one label in one group."""
 
     n: int = 0
@@ -153,10 +153,6 @@ class LabelCounts:
         self.executed_other += case.operation == "other"
         self.went_through += case.went_through
         self.unverified += case.unverified
-
-    def to_dict(self) -> dict[str, int]:
-        """The counts as plain data."""
-        return dict(vars(self))
 
 
 STACK_HEADERS = ("label", "n", "agent declined", "guardrail blocked", "unavailable",

@@ -4,11 +4,11 @@ for two guardrail runs and two agent runs alike (what ``authpairs compare`` prin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from authpairs.analysis.compare import Comparison, compare_records
-from authpairs.analysis.formatting import format_p, stats_lines
+from authpairs.analysis.formatting import PlainData, format_p, stats_lines
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.stats import (
     DEFAULT_DRAWS,
@@ -24,7 +24,7 @@ from authpairs.runs.records import CaseRecord
 
 
 @dataclass(frozen=True)
-class ContrastStats:
+class ContrastStats(PlainData):
     """Statistics of the lawful-side change of one comparison."""
 
     lost: int
@@ -35,10 +35,6 @@ class ContrastStats:
     mcnemar_p: float
     bootstrap: BootstrapResult
     sign_flip: SignFlipResult
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view (the bootstrap and sign-flip results as nested objects)."""
-        return asdict(self)
 
 
 def contrast_stats(comparison: Comparison, *, draws: int = DEFAULT_DRAWS,

@@ -26,20 +26,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from authpairs.analysis.compose import CompositionResult, build_matrix, replay_order
+from authpairs.analysis.formatting import PlainData
 from authpairs.errors import ConfigError
 from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
 
 
 @dataclass(frozen=True)
-class Condition:
+class Condition(PlainData):
     """A candidate condition's observed counts and selected tokens."""
 
     name: str
@@ -60,10 +61,6 @@ class Condition:
         """Count loss ``r*U + D + lambda_o*T/1e6 + lambda_i*P/1e6``."""
         return (severity * self.incorrect_approvals + self.lawful_nonapprovals
                 + output_price * self.output_tokens / 1e6 + input_price * self.input_tokens / 1e6)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 def condition_from_composition(c: CompositionResult) -> Condition:
@@ -146,7 +143,7 @@ def break_even_table(conditions: Sequence[Condition], *, output_price: float = 0
 
 
 @dataclass(frozen=True)
-class GridSpec:
+class GridSpec(PlainData):
     """The values of every grid axis (see the module docstring for the defaults' origin)."""
 
     severity: tuple[float, ...] = (1, 10, 100, 300, 1000, 10000)
@@ -155,10 +152,6 @@ class GridSpec:
     approval_cap: tuple[int | None, ...] = (0, 1, 12, None)
     availability_cap: tuple[int | None, ...] = (None, 0)
     prevalence: tuple[float, ...] = (0.01, 0.1, 0.25, 0.5)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 @dataclass

@@ -7,11 +7,14 @@ Plain Python only (no numpy, no rich), so any view can import it cheaply.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from authpairs.analysis.contrast import ContrastStats
 
 #: Below this, a p-value is written in scientific notation with two significant digits.
@@ -24,6 +27,15 @@ def format_p(value: float | None) -> str:
     if value is None or value != value:  # None or NaN
         return "n/a"
     return f"{value:.1e}" if 0 < value < SCIENTIFIC_BELOW else f"{value:.6f}"
+
+
+class PlainData:
+    """A result dataclass whose plain-data view (JSON, CSV rows) is its fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view: every field (nested results too), as
+        :func:`dataclasses.asdict` gives it."""
+        return dataclasses.asdict(cast("DataclassInstance", self))
 
 
 def fraction(count: int, total: int) -> str:

@@ -25,13 +25,14 @@ cases of the candidate run; anything else is an input error naming the file and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
 from authpairs.analysis.compare import compare_records
+from authpairs.analysis.formatting import PlainData
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import outcome_of
 from authpairs.errors import ConfigError
@@ -94,7 +95,7 @@ def read_case_ids(path: str | Path) -> list[DesignatedId]:
 
 
 @dataclass(frozen=True)
-class GateFailure:
+class GateFailure(PlainData):
     """One failing request of one check."""
 
     check: str
@@ -102,10 +103,6 @@ class GateFailure:
     cluster: str
     path: str
     reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        """Plain-data view: check, case id, cluster, path, reason."""
-        return asdict(self)
 
 
 @dataclass(repr=False)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
+from authpairs.analysis.formatting import PlainData
 from authpairs.analysis.outcomes import outcome_of
 from authpairs.runs.records import CaseRecord
 
@@ -39,7 +39,7 @@ def _groups(records: Iterable[CaseRecord], attribute: str) -> dict[str, list[Cas
 
 
 @dataclass(frozen=True)
-class NativeGroupMeasures:
+class NativeGroupMeasures(PlainData):
     """Paper C.3 group measures of one native-track run."""
 
     source_groups: int
@@ -48,10 +48,6 @@ class NativeGroupMeasures:
     pairs_both_correct: int
     query_groups: int
     whole_groups_correct: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 def native_group_measures(records: Sequence[CaseRecord]) -> NativeGroupMeasures | None:
@@ -74,16 +70,12 @@ def native_group_measures(records: Sequence[CaseRecord]) -> NativeGroupMeasures 
 
 
 @dataclass(frozen=True)
-class QuartetMeasures:
+class QuartetMeasures(PlainData):
     """Scenario-level correctness of one language-track run."""
 
     scenarios: int
     full_quartets: int
     scenarios_all_correct: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 def quartet_measures(records: Sequence[CaseRecord]) -> QuartetMeasures | None:

@@ -10,14 +10,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy.stats import binom
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS as DEFAULT_DRAWS
 from authpairs.analysis.defaults import DEFAULT_SEED as DEFAULT_SEED
+from authpairs.analysis.formatting import PlainData
 
 #: Up to this many clusters with a nonzero change, the sign-flip test is exact.
 EXACT_SIGN_FLIP_MAX_CLUSTERS = 60
@@ -44,7 +45,7 @@ def mcnemar_exact(lost: int, gained: int) -> float:
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(PlainData):
     """A cluster-bootstrap percentile interval of the net change (percentage points)."""
 
     estimate: float
@@ -55,10 +56,6 @@ class BootstrapResult:
     level: float
     clusters: int
     units: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[int] | np.ndarray,
@@ -113,7 +110,7 @@ SignFlipMethod = Literal["exact", "monte-carlo", "trivial"]
 
 
 @dataclass(frozen=True)
-class SignFlipResult:
+class SignFlipResult(PlainData):
     """A two-sided cluster sign-flip test of the summed cluster differences."""
 
     p_value: float
@@ -122,10 +119,6 @@ class SignFlipResult:
     patterns: int
     statistic: float
     seed: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return asdict(self)
 
 
 def _is_integral(values: np.ndarray) -> bool:
