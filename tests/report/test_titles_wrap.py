@@ -9,8 +9,7 @@ import pytest
 from rich.console import Console
 
 from authpairs.analysis.notebook import TableView, print_note
-from authpairs.analysis.scoring import USABLE_CORRECTNESS_NOTE, Score
-from authpairs.report.tables import print_scores
+from authpairs.analysis.scoring import USABLE_CORRECTNESS_NOTE, Score, score_view
 
 LONG_TITLE = ("records/a-rather-long-folder-name/authpairs.sqlite::run-0123456789ab: 160 of 160 "
               "cases, reviewer schema / openai Qwen3-30B-A3B-Instruct-2507 on two endpoints, "
@@ -58,7 +57,7 @@ def test_the_score_footnotes_wrap_at_80_columns() -> None:
                   unavailable_by_reason={"length": 0, "invalid_json_with_a_long_reason": 0,
                                          "another_long_reason_code_here": 0,
                                          "yet_another_reason_code": 0})
-    print_scores(out, LONG_TITLE, {"all": score}, "cases")
+    out.print(score_view(LONG_TITLE, {"all": score}, "cases"), crop=False)
     text = buffer.getvalue()
     assert len(USABLE_CORRECTNESS_NOTE) > 80
     assert all(len(line) <= 80 for line in text.splitlines()), text

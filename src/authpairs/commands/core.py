@@ -54,8 +54,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
     chain this process just wrote (``RunProgress.written_chain``; see ``check_verified``).
     """
     from authpairs.analysis.runref import check_verified
-    from authpairs.analysis.scoring import Tally
-    from authpairs.report.tables import print_scores, write_scores
+    from authpairs.analysis.scoring import Tally, score_view
+    from authpairs.report.tables import write_scores
     from authpairs.runs.completeness import completeness
     from authpairs.runs.store import RecordStore
 
@@ -86,8 +86,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
 
     console.print(Text(f"reviewer: {name_run(info.config).label}"))
     overall = {"all": tally.overall()}
-    print_scores(console, escape(f"{run_id}: {len(recorded)} of {state.expected} cases"),
-                 overall, "cases")
+    console.print(score_view(escape(f"{run_id}: {len(recorded)} of {state.expected} cases"),
+                             overall, "cases"), crop=False)
     extra: dict[str, object] = {"expected": state.expected, "recorded": state.recorded,
                                 "complete": state.complete, "missing": list(state.missing),
                                 "integrity_ok": unverified is None}
@@ -95,7 +95,8 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
         write_scores(out, "scores", overall, "cases", extra=extra)
     for attribute in by:
         groups = tally.by(attribute)
-        print_scores(console, escape(f"by {attribute}"), groups, escape(attribute))
+        console.print(score_view(escape(f"by {attribute}"), groups, escape(attribute)),
+                      crop=False)
         if out is not None:
             write_scores(out, f"scores_by_{attribute}", groups, attribute, extra=extra)
     return overall["all"], state.complete
@@ -155,11 +156,11 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
     """Print (and optionally write) the multi-run table, then any per-attribute tables;
     returns True when every run is complete."""
     from authpairs.analysis.runref import RunNotFoundError
-    from authpairs.analysis.scoring import score_by
+    from authpairs.analysis.scoring import score_by, score_view
     from authpairs.report.files import write_csv, write_json
     from authpairs.report.measures import run_rows
     from authpairs.report.runset import ReportInputError, load_report_runs
-    from authpairs.report.tables import print_runs, print_scores, write_scores
+    from authpairs.report.tables import print_runs, write_scores
     from authpairs.runs.completeness import completeness
 
     try:
@@ -179,7 +180,8 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
     for run in runs:
         for attribute in by:
             groups = score_by(run.records, attribute)
-            print_scores(console, f"{run.name} by {attribute}", groups, attribute)
+            console.print(score_view(f"{run.name} by {attribute}", groups, attribute),
+                          crop=False)
             if out is not None:
                 write_scores(out, f"scores_{run.name}_by_{attribute}", groups, attribute)
     return all(state.complete for state in states)

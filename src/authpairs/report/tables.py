@@ -14,7 +14,7 @@ from rich.console import Console
 
 from authpairs.analysis.formatting import format_p
 from authpairs.analysis.notebook import TableView, print_note
-from authpairs.analysis.scoring import Score, score_view
+from authpairs.analysis.scoring import Score
 from authpairs.report.files import write_csv, write_json
 from authpairs.report.reviewer_name import name_run
 from authpairs.runs.records import RunInfo
@@ -24,14 +24,7 @@ if TYPE_CHECKING:  # numpy and scipy load only where contrasts and grids are com
     from authpairs.analysis.cost import GridResult
 
 __all__ = ["break_even_view", "describe_run", "family_view", "grid_view", "print_runs",
-           "print_scores", "runs_table", "runs_view", "write_scores"]
-
-
-def print_scores(console: Console, title: str, scores: Mapping[str, Score],
-                 key_name: str = "group") -> None:
-    """Print a score table with its notes (the definition of usable correctness and the
-    unavailable answers by reason)."""
-    console.print(score_view(title, scores, key_name), crop=False)
+           "runs_table", "runs_view", "write_scores"]
 
 
 def write_scores(out_dir: str | Path, stem: str, scores: Mapping[str, Score],
