@@ -38,10 +38,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from authpairs.analysis.compare import STACK_TRANSITIONS, compare_outcomes
+from authpairs.analysis.compare import compare_outcomes
 from authpairs.analysis.contrast import Contrast, make_contrast
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.analysis.formatting import PlainData, fraction
+from authpairs.analysis.formatting import STACK_TRANSITIONS, PlainData, fraction
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import CaseFacts, CaseOutcome, group_key
 from authpairs.analysis.runref import (

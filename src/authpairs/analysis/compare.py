@@ -23,19 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.formatting import (
-    REQUEST_TRANSITIONS,
-    STACK_TRANSITIONS,
-    Transitions,
-    fraction,
-)
+from authpairs.analysis.formatting import REQUEST_TRANSITIONS, Transitions, fraction
 from authpairs.analysis.notebook import NotebookView, TableView
 from authpairs.analysis.outcomes import CaseOutcome, case_outcome
 from authpairs.errors import AnalysisError
 from authpairs.runs.records import CaseRecord
 
-__all__ = ["REQUEST_TRANSITIONS", "STACK_TRANSITIONS", "Comparison", "ComparisonError",
-           "RequestChange", "Transitions", "compare_outcomes", "compare_records"]
+__all__ = ["Comparison", "ComparisonError", "RequestChange", "compare_outcomes",
+           "compare_records"]
 
 
 @dataclass(frozen=True)
