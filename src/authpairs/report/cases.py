@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from authpairs.analysis.compare import RequestChange, compare_records
+from authpairs.analysis.compare import compare_records
 from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
 from authpairs.analysis.outcomes import outcome_of
 from authpairs.report.runset import ReportRun
@@ -29,7 +29,7 @@ from authpairs.report.sections import Section
 from authpairs.runs.records import AttemptRecord, CaseRecord
 
 __all__ = ["BROWSER_FORMAT", "MAX_PAIRED_RUNS", "TRANSITIONS", "browser_pairs", "case_data",
-           "case_section", "embed_json", "transition_code"]
+           "case_section", "embed_json"]
 
 #: Version of the JSON value the page's script reads.
 BROWSER_FORMAT = 1
@@ -43,12 +43,6 @@ TRANSITIONS: tuple[tuple[str, str], ...] = tuple(
     (f.key, f.title) for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS))
 _LETTER = {key: chr(ord("a") + i) for i, (key, _) in enumerate(TRANSITIONS)}
 _UNMATCHED = "."
-
-
-def transition_code(change: RequestChange) -> str:
-    """The browser's transition key of a matched request: the comparison's transition, a lost
-    lawful request split into ``lost_denied`` / ``lost_unavailable`` where it splits."""
-    return change.lost_to or change.transition
 
 
 def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun] | None = None
@@ -183,8 +177,8 @@ def case_data(runs: Sequence[ReportRun],
         codes = [_UNMATCHED] * len(case_ids)
         comparison = compare_records(before.records, after.records,
                                      before_run=before.name, after_run=after.name)
-        for change in (*comparison.lawful, *comparison.forbidden):
-            codes[case_index[change.case_id]] = _LETTER[transition_code(change)]
+        for change in comparison.changes:  # a lost lawful request by its split of lost
+            codes[case_index[change.case_id]] = _LETTER[change.lost_to or change.transition]
         pair_rows.append({"before": position[before.name], "after": position[after.name],
                           "codes": "".join(codes)})
     return {
