@@ -28,6 +28,7 @@ C(4,2) x 2 x 3 = 36 contrasts. Holm adjusts over the whole family.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -250,10 +251,7 @@ Executor = Callable[[RunConfig], str]
 def _default_executor(progress: bool) -> Executor:
     from authpairs.runs.api import execute_run  # the lead's run API (imported lazily)
 
-    def run(config: RunConfig) -> str:
-        return execute_run(config, progress=progress)
-
-    return run
+    return functools.partial(execute_run, progress=progress)
 
 
 def run_study(plan: StudyPlan, *, execute: bool = True, progress: bool = True,
