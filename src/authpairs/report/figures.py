@@ -418,13 +418,8 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
     row_keys = [(c, s) for c in caps for s in sev]
     col_keys = [(o, i) for o in outs for i in ins]
     cells: dict[str, list[tuple[int, int, int]]] = {}
-    for r in rows:
-        if r["status"] == "infeasible":
-            category = "infeasible"
-        elif r["status"] == "tie":
-            category = "tie"
-        else:
-            category = r["best"][0]
+    for r in rows:  # a cell's style: its one winner, else its status (tie, infeasible)
+        category = r["best"][0] if r["status"] == "unique" else r["status"]
         cells.setdefault(category, []).append((
             avails.index(r["availability_cap"]),
             row_keys.index((r["approval_cap"], r["severity"])),
