@@ -50,7 +50,6 @@ from authpairs.report.runset import (
     ReportInputError,
     ReportRun,
     RunIndex,
-    incomplete,
     load_report_runs,
 )
 from authpairs.report.sections import Section
@@ -197,7 +196,7 @@ def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: l
     sections.insert(0, overview(runs, omitted))
     figs.render()
     html = req.out / "report.html"
-    bad = [r.name for r in incomplete(runs)]
+    bad = [r.name for r in runs if not r.complete]
     unverified = [r.unverified.describe() for r in runs if r.unverified is not None]
     html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad,
                                 unverified=unverified), encoding="utf-8")

@@ -163,8 +163,9 @@ def seed_summary(groups: Sequence[SeedGroup], *, draws: int = DEFAULT_DRAWS,
 
 
 def attribute_matrix(runs: Sequence[ReportRun], attribute: str
-                     ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """Usable correctness (%) by attribute value (rows) and run (columns), with cell sizes.
+                     ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Usable correctness (%) by attribute value (rows) and run (columns, in the order of
+    ``runs``), with cell sizes.
 
     Values a run lacks are NaN with size 0. Rows sorted by value.
     """
@@ -178,7 +179,7 @@ def attribute_matrix(runs: Sequence[ReportRun], attribute: str
             if rate is not None:
                 pct[i, j] = 100.0 * rate
                 n[i, j] = scores[value].n
-    return values, [r.name for r in runs], pct, n
+    return values, pct, n
 
 
 def has_attribute(runs: Sequence[ReportRun], attribute: str) -> bool:

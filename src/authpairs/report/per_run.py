@@ -16,7 +16,6 @@ from authpairs.report import measures
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import (
     ReportRun,
-    incomplete,
 )
 from authpairs.report.sections import Section, download, table
 
@@ -80,21 +79,20 @@ def breakdown_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun
         "no input with that value."))
     names, axis = column_names(runs, columns)
     for attribute in present:
-        values, _, pct, n = measures.attribute_matrix(runs, attribute)
-        cols = names
-        rows = measures.matrix_rows(attribute, values, cols, pct, n)
+        values, pct, n = measures.attribute_matrix(runs, attribute)
+        rows = measures.matrix_rows(attribute, values, names, pct, n)
         wide = [{attribute: v, **{c: (None if np.isnan(pct[i, j]) else round(float(pct[i, j]), 1))
-                                  for j, c in enumerate(cols)}} for i, v in enumerate(values)]
+                                  for j, c in enumerate(names)}} for i, v in enumerate(values)]
         section.downloads.append(download(out, f"correctness_by_{attribute}", rows))
         block = table(out, f"correctness_by_{attribute}_wide",
                       f"usable correctness (%) by {attribute}", wide)
-        if len(cols) <= 12:
+        if len(names) <= 12:
             section.tables.append(block)
         else:
             section.downloads.append(block.source)
         section.figures.append(figs.add(
             f"correctness_by_{attribute}", f"Usable correctness by {attribute}",
-            fig.correctness_heatmap, attribute, values, cols, pct, n, xlabel=axis))
+            fig.correctness_heatmap, attribute, values, names, pct, n, xlabel=axis))
     return section
 
 
@@ -149,7 +147,7 @@ def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
                          f"{sum(len(r.records) for r in runs):,} case records.")
     section.notes.append("Reviewers: " + "; ".join(f"{r.name}: {r.reviewer}" for r in runs)
                          + ".")
-    bad = incomplete(runs)
+    bad = [r for r in runs if not r.complete]
     if bad:
         for r in bad:
             section.notes.append(f"INCOMPLETE: run '{r.name}' has {len(r.records)} of "

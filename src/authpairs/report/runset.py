@@ -142,11 +142,6 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
     return runs
 
 
-def incomplete(runs: Sequence[ReportRun]) -> list[ReportRun]:
-    """Runs with selected cases that have no record."""
-    return [r for r in runs if not r.complete]
-
-
 def same_dataset(a: ReportRun, b: ReportRun, what: str) -> None:
     """Raise :class:`ReportInputError` unless both runs reviewed the same dataset manifest."""
     if a.info.manifest_sha256 != b.info.manifest_sha256:
