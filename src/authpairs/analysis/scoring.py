@@ -78,6 +78,42 @@ class Score(NotebookView):
                 f"false denials {fraction(self.false_denials, self.lawful)}, "
                 f"{self.abstentions} abstentions, {self.unavailable} unavailable>")
 
+    def add(self, record: CaseRecord) -> None:
+        """Count one record: its outcome (:func:`~authpairs.analysis.outcomes.case_outcome`),
+        its tokens and, where an effect was enforced, its audit."""
+        case = case_outcome(record)
+        lawful = case.lawful
+        self.n += 1
+        self.lawful += lawful
+        self.forbidden += not lawful
+        self.input_tokens += record.input_tokens
+        self.output_tokens += record.output_tokens
+        self.reasoning_tokens += record.reasoning_tokens
+        if case.outcome == "unavailable":
+            self.unavailable += 1
+            reason, reasons = case.reason or "unknown", self.unavailable_by_reason
+            if reason in reasons:
+                reasons[reason] += 1
+            else:  # a new reason: the reasons stay in key order
+                self.unavailable_by_reason = dict(sorted({**reasons, reason: 1}.items()))
+        elif case.outcome == "abstention":
+            self.abstentions += 1
+        elif case.outcome == "ALLOW":
+            self.correct += lawful
+            self.incorrect_approvals += not lawful
+        else:
+            self.correct += not lawful
+            self.false_denials += lawful
+        # what went through, for every record: in a run without enforcement a forbidden effect is
+        # an ALLOW dispatch of a forbidden request
+        self.lawful_completions += lawful and case.went_through
+        self.forbidden_effects += not lawful and case.went_through
+        if record.enforced:
+            assert record.effect is not None
+            self.enforced += 1
+            self.unverified_executions += case.unverified
+            self.audit_failures += not record.effect.audit_ok
+
     def table_views(self) -> list[TableView]:
         """The score table (one row, ``all``) and the unavailable answers by reason."""
         return [score_view("scores", {"all": self}, "cases")]
@@ -175,39 +211,6 @@ def score_view(title: str, scores: Mapping[str, Score], key_name: str = "group")
                      [(key, *score_cells(s, with_effects)) for key, s in scores.items()], notes)
 
 
-def _add(score: Score, record: CaseRecord, reasons: Counter[str]) -> None:
-    """Count one record: its outcome (:func:`~authpairs.analysis.outcomes.case_outcome`),
-    its tokens and, where an effect was enforced, its audit."""
-    case = case_outcome(record)
-    lawful = case.lawful
-    score.n += 1
-    score.lawful += lawful
-    score.forbidden += not lawful
-    score.input_tokens += record.input_tokens
-    score.output_tokens += record.output_tokens
-    score.reasoning_tokens += record.reasoning_tokens
-    if case.outcome == "unavailable":
-        score.unavailable += 1
-        reasons[case.reason or "unknown"] += 1
-    elif case.outcome == "abstention":
-        score.abstentions += 1
-    elif case.outcome == "ALLOW":
-        score.correct += lawful
-        score.incorrect_approvals += not lawful
-    else:
-        score.correct += not lawful
-        score.false_denials += lawful
-    # what went through, for every record: in a run without enforcement a forbidden effect is
-    # an ALLOW dispatch of a forbidden request
-    score.lawful_completions += lawful and case.went_through
-    score.forbidden_effects += not lawful and case.went_through
-    if record.enforced:
-        assert record.effect is not None
-        score.enforced += 1
-        score.unverified_executions += case.unverified
-        score.audit_failures += not record.effect.audit_ok
-
-
 class Tally:
     """Scores records as they come, overall and grouped by ``attributes``, keeping none of the
     records (a run of any length is scored in constant memory per group)."""
@@ -216,35 +219,27 @@ class Tally:
                  ) -> None:
         """A tally grouped by ``attributes``, with ``records`` already counted."""
         self.attributes = tuple(attributes)
-        self._overall: tuple[Score, Counter[str]] = (Score(), Counter())
-        self._groups: dict[str, dict[str, tuple[Score, Counter[str]]]] = {
-            a: {} for a in self.attributes}
+        self._overall = Score()
+        self._groups: dict[str, dict[str, Score]] = {a: {} for a in self.attributes}
         for record in records:
             self.add(record)
 
     def add(self, record: CaseRecord) -> None:
         """Count one record, overall and in its group for every attribute."""
-        _add(self._overall[0], record, self._overall[1])
+        self._overall.add(record)
         for attribute, groups in self._groups.items():
             key = group_key(record, attribute)
             if key not in groups:
-                groups[key] = (Score(), Counter())
-            score, reasons = groups[key]
-            _add(score, record, reasons)
+                groups[key] = Score()
+            groups[key].add(record)
 
     def overall(self) -> Score:
         """The score of every record counted."""
-        return _finished(*self._overall)
+        return self._overall
 
     def by(self, attribute: str) -> Scores[Score]:
         """The score of each group of ``attribute``, ordered by group key."""
-        return Scores(attribute, {key: _finished(*counted) for key, counted in
-                                  sorted(self._groups[attribute].items())}, score_view)
-
-
-def _finished(score: Score, reasons: Counter[str]) -> Score:
-    score.unavailable_by_reason = dict(sorted(reasons.items()))
-    return score
+        return Scores(attribute, dict(sorted(self._groups[attribute].items())), score_view)
 
 
 def score_records(records: Iterable[CaseRecord]) -> Score:
