@@ -72,11 +72,8 @@ def _free_port() -> int:
 
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file, streamed."""
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 log_ = logging.getLogger("authpairs.backends")
@@ -236,6 +233,4 @@ class LocalServerBackend:
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
         """Answer through the local server."""
-        if self._client is None:
-            raise BackendError("local server backend used outside 'async with'")
-        return await self._client.complete(request, sampling)
+        return await self.client.complete(request, sampling)

@@ -121,11 +121,11 @@ def _count(usage: dict[str, Any], key: str, where: str) -> int:
     return int(value)
 
 
-def _optional_text(value: object, where: str) -> str | None:
+def _optional_text(value: object, where: str, source: str = "completion body") -> str | None:
+    """``value`` when it is a string or None; anything else is a malformed ``source``."""
     if value is None or isinstance(value, str):
         return value
-    raise TransportError(f"malformed completion body: {where} is {type(value).__name__}, "
-                         "not a string")
+    raise TransportError(f"malformed {source}: {where} is {type(value).__name__}, not a string")
 
 
 def completion_token_ids(choice: dict[str, Any]) -> list[int] | None:
@@ -200,6 +200,15 @@ def read_body(content: bytes) -> Any:
     return json.loads(content)
 
 
+def _json_body(endpoint: _Endpoint, content: bytes) -> Any:
+    """:func:`read_body` of a reply from ``endpoint``; a body that is not JSON is a
+    :class:`TransportError`."""
+    try:
+        return read_body(content)
+    except (ValueError, RecursionError) as exc:
+        raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+
+
 def retry_after_seconds(value: str | None) -> float | None:
     """A ``Retry-After`` header in seconds (delta-seconds or an HTTP date), or None."""
     if not value:
@@ -242,13 +251,6 @@ def check_status(base_url: str, reply: httpx.Response, breaker: Breaker | None =
 #: A streamed reply may hold this many events beyond its output limit (the role, finish and usage
 #: events; a server sends at most one event per token): more is a malformed stream.
 STREAM_EVENT_MARGIN = 16
-
-
-def _piece(value: object, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TransportError(f"malformed stream event: {where} is {type(value).__name__}, "
-                         "not a string")
 
 
 class StreamAssembler:
@@ -318,13 +320,15 @@ class StreamAssembler:
                                      f"{type(delta).__name__}, not an object")
             pieces = {key: delta.get(key) for key in self._parts}
         for key, value in pieces.items():
-            piece = _piece(value, f"choices[0].{'text' if self.raw else 'delta.' + key}")
+            piece = _optional_text(value, f"choices[0].{'text' if self.raw else 'delta.' + key}",
+                                   "stream event")
             if piece is not None:
                 parts = self._parts[key]
                 if parts is None:
                     parts = self._parts[key] = []
                 parts.append(piece)
-        finish = _piece(choice.get("finish_reason"), "choices[0].finish_reason")
+        finish = _optional_text(choice.get("finish_reason"), "choices[0].finish_reason",
+                                "stream event")
         if finish is not None:
             self._finish_reason = finish
         ids = completion_token_ids(choice)
@@ -397,16 +401,10 @@ class OpenAIBackend:
         """Build from an :class:`OpenAIBackendConfig` (the registered factory of kind 'openai')."""
         if not config.model:
             raise BackendError("backend.model is required for the openai backend")
-        return cls.from_env(config.base_urls, config.model, config.api_key_env,
-                            concurrency_per_endpoint=config.concurrency_per_endpoint,
-                            deadline_s=config.deadline_s, extra_body=config.extra_body,
-                            stream=config.stream)
-
-    @classmethod
-    def from_env(cls, base_urls: list[str], model: str, api_key_env: str,
-                 **kwargs: Any) -> OpenAIBackend:
-        """Build with the API key read from the environment variable ``api_key_env``."""
-        return cls(base_urls, model, api_key=os.environ.get(api_key_env), **kwargs)
+        return cls(config.base_urls, config.model, api_key=os.environ.get(config.api_key_env),
+                   concurrency_per_endpoint=config.concurrency_per_endpoint,
+                   deadline_s=config.deadline_s, extra_body=config.extra_body,
+                   stream=config.stream)
 
     async def __aenter__(self) -> OpenAIBackend:
         return self
@@ -475,9 +473,12 @@ class OpenAIBackend:
         except httpx.TransportError as exc:
             raise counted_failure(endpoint.breaker, endpoint.base_url, exc) from exc
 
-    async def _post(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
-        """One JSON POST answered in one piece, within the deadline (the whole reply is the
-        only progress): the body, the latency and the endpoint."""
+    async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
+        """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
+        least-loaded endpoint, answered in one piece within the deadline (the whole reply is the
+        only progress), with :meth:`complete`'s error rules; returns the JSON body, the latency
+        and the endpoint (the agent's tool-calling chat, :mod:`authpairs.backends.tool_chat`,
+        reads the body itself)."""
         endpoint = self._pick()
         async with self._slot(endpoint), self._clock(endpoint), \
                 self._clients.client() as client:
@@ -485,10 +486,7 @@ class OpenAIBackend:
             reply = await client.post(endpoint.urls[path], content=json.dumps(payload))
             elapsed = time.perf_counter() - started
         check_status(endpoint.base_url, reply, endpoint.breaker)
-        try:
-            return read_body(reply.content), elapsed, endpoint.base_url
-        except (ValueError, RecursionError) as exc:
-            raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+        return _json_body(endpoint, reply.content), elapsed, endpoint.base_url
 
     async def _post_streamed(self, path: str, payload: dict[str, Any],
                              max_tokens: int) -> tuple[Any, float, str]:
@@ -523,12 +521,9 @@ class OpenAIBackend:
                     except TransportError as exc:
                         raise TransportError(f"{endpoint.base_url}: {exc}") from exc
             elapsed = time.perf_counter() - started
-        if body is not None:
-            return body, elapsed, endpoint.base_url
-        try:
-            return read_body(content), elapsed, endpoint.base_url
-        except (ValueError, RecursionError) as exc:
-            raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
+        if body is None:
+            body = _json_body(endpoint, content)
+        return body, elapsed, endpoint.base_url
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
         """One completion from the least-loaded endpoint, within the deadline rule
@@ -540,15 +535,8 @@ class OpenAIBackend:
             body, elapsed, base_url = await self._post_streamed(
                 path, payload, limit if isinstance(limit, int) else sampling.max_tokens)
         else:
-            body, elapsed, base_url = await self._post(path, payload)
+            body, elapsed, base_url = await self.post_json(path, payload)
         try:
             return parse_completion(body, latency_s=elapsed, endpoint=base_url)
         except TransportError as exc:
             raise TransportError(f"{base_url}: {exc}") from exc
-
-    async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
-        """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
-        least-loaded endpoint within the deadline, with :meth:`complete`'s error rules; returns
-        the JSON body, the latency and the endpoint (the agent's tool-calling chat,
-        :mod:`authpairs.backends.tool_chat`, reads the body itself)."""
-        return await self._post(path, payload)

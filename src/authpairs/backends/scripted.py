@@ -7,28 +7,29 @@ Never a default. The function receives the chat request and returns the answer t
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
 from authpairs.backends.config import SamplingConfig, ScriptedBackendConfig
+from authpairs.errors import AuthpairsError
+from authpairs.registry import RegistryError, load_object
 
 Script = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
 
-def load_script(spec: str) -> Script:
-    """Import ``module:function`` as a script."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise BackendError(f"scripted backend: expected 'module:function', got {spec!r}")
+def load_script(spec: str, what: str = "scripted backend",
+                error: type[AuthpairsError] = BackendError) -> Callable[..., Any]:
+    """Import a script ``module:function`` (a module of the current folder too, as
+    ``--guardrail`` finds one); anything unloadable or not callable is ``error`` naming ``what``
+    (the scripted backend's, or a scripted agent's: :mod:`authpairs.backends.tool_chat`)."""
     try:
-        func: Script = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise BackendError(f"scripted backend: cannot import {spec!r}: {exc}") from exc
-    if not callable(func):
-        raise BackendError(f"scripted backend: {spec!r} is not callable")
-    return func
+        function = load_object(spec)
+    except RegistryError as exc:
+        raise error(f"{what} {spec!r}: {exc}") from exc
+    if not callable(function):
+        raise error(f"{what} {spec!r} is not callable")
+    return function
 
 
 class ScriptedBackend:

@@ -39,7 +39,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -54,8 +54,8 @@ from authpairs.backends.config import (
     ToolFormat,
 )
 from authpairs.backends.openai_http import OpenAIBackend, build_payload
+from authpairs.backends.scripted import load_script
 from authpairs.errors import ConfigError
-from authpairs.registry import RegistryError, load_object
 
 log = logging.getLogger("authpairs.agent")
 
@@ -356,18 +356,14 @@ class HTTPToolChat:
         conversation; ``native``: the tools and ``tool_choice: auto`` (when there are tools);
         ``json_schema``: the conversation rendered by :func:`render_step_messages` and
         ``response_format`` ``json_schema`` with :func:`step_schema` (name ``step``)."""
-        if self.tool_format == "json_schema":
-            request = ChatRequest(response_format={
-                "type": "json_schema",
-                "json_schema": {"name": "step", "schema": step_schema(tools)}})
-            payload = build_payload(self.backend.model, request, sampling,
-                                    self.backend.extra_body, self.backend.param_names)
-            payload["messages"] = render_step_messages(messages, tools)
-            return payload
-        payload = build_payload(self.backend.model, ChatRequest(), sampling,
-                                self.backend.extra_body, self.backend.param_names)
-        payload["messages"] = messages
-        if tools:
+        steps = self.tool_format == "json_schema"
+        request = ChatRequest(response_format={
+            "type": "json_schema", "json_schema": {"name": "step", "schema": step_schema(tools)}}
+        ) if steps else ChatRequest()
+        payload = build_payload(self.backend.model, request, sampling, self.backend.extra_body,
+                                self.backend.param_names)
+        payload["messages"] = render_step_messages(messages, tools) if steps else messages
+        if tools and not steps:
             payload["tools"] = tools
             payload.setdefault("tool_choice", "auto")
         return payload
@@ -410,9 +406,6 @@ class LocalToolChat:
     def __init__(self, config: LocalBackendConfig, tool_format: ToolFormat = "auto") -> None:
         from authpairs.backends.local_server import LocalServerBackend
 
-        if tool_format not in TOOL_FORMATS:
-            raise ConfigError(f"unknown tool format {tool_format!r} "
-                              f"(one of: {', '.join(TOOL_FORMATS)})")
         self.server = LocalServerBackend.from_config(config)
         self.requested_format: ToolFormat = tool_format
         self._http: HTTPToolChat | None = None
@@ -519,19 +512,6 @@ class ScriptedToolChat:
         return {"kind": "scripted", "script": self.label}
 
 
-def _load_agent_script(spec: str) -> Script:
-    """Import a scripted agent ``module:function`` (a module of the current folder too, as
-    ``--guardrail`` finds one); anything unloadable or not callable is a
-    :class:`ConfigError`."""
-    try:
-        function = load_object(spec)
-    except RegistryError as exc:
-        raise ConfigError(f"scripted agent {spec!r}: {exc}") from exc
-    if not callable(function):
-        raise ConfigError(f"scripted agent {spec!r} is not callable")
-    return cast("Script", function)
-
-
 def make_tool_chat(config: BackendConfigBase, tool_format: ToolFormat = "auto") -> ToolChat:
     """The tool-calling chat of an agent's backend configuration (kinds ``openai``, ``local``
     and ``scripted``) in ``tool_format`` (``auto``: see the module docstring); any other kind
@@ -549,6 +529,7 @@ def make_tool_chat(config: BackendConfigBase, tool_format: ToolFormat = "auto") 
         if tool_format == "json_schema":
             raise ConfigError("a scripted agent takes the tools natively: tool_format "
                               "json_schema is for model servers (openai, local)")
-        return ScriptedToolChat(_load_agent_script(config.script), config.script)
+        return ScriptedToolChat(load_script(config.script, "scripted agent", ConfigError),
+                                config.script)
     raise BackendError(f"backend kind {config.kind!r} cannot act as an agent "
                        "(openai, local or scripted)")
