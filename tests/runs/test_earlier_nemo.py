@@ -139,7 +139,7 @@ def test_the_current_parse_would_have_called_the_think_answers_findings(
     assert isinstance(current, NemoSelfCheckReviewer)
     with RecordStore(old_records, readonly=True) as store:
         thinking = _think_attempts(store)
-    assert thinking and all(reparse(current.parse, a).decision is Decision.ALLOW
+    assert thinking and all(reparse(current, a).decision is Decision.ALLOW
                             for a in thinking)
 
 

@@ -62,7 +62,6 @@ from authpairs.runs.records import (
     RunInfo,
     decisive,
 )
-from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore
 
 _Row = TypeVar("_Row", bound=BaseModel)
@@ -114,15 +113,8 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
     _check_trajectories(report, store, run_id, set(info.expected_case_ids), calls)
     attempts = _formal_attempts(store, run_id)
     _check_attempts(report, calls, attempts)
-    reviewer: Reviewer | None = None
-    try:
-        reviewer = run_audit.as_recorded(report, rebuilt_reviewer(config.reviewer),
-                                         info.template_sha256)
-    except AuthpairsError as exc:
-        report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
-                              f"cannot be rebuilt here: {exc}")
+    reviewer = run_audit.recorded_reviewer(report, config, info)
     if reviewer is not None:
-        run_audit.recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
         _reparse_calls(report, calls, attempts, reviewer)
     served = _served_cases(report, info, config, dataset, load_dataset)
     if served is not None:
@@ -281,7 +273,7 @@ def _reparse_calls(report: AuditReport, calls: dict[str, list[AgentCall]],
     for case_id, made in calls.items():
         for call, attempt in zip(reviewed(made), attempts.get(case_id, []), strict=False):
             report.count("decisions re-parsed")
-            problem = outcome_difference(call, reparse(reviewer.parse, attempt))
+            problem = outcome_difference(call, reparse(reviewer, attempt))
             if problem:
                 report.add(_name(call), "re-parse", problem)
 

@@ -41,12 +41,12 @@ from authpairs.enforce.effect_record import EffectRecord
 from authpairs.enforce.implementations import implementation
 from authpairs.errors import AuthpairsError
 from authpairs.review.interfaces import RENDERING_KEY
-from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
-from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
+from authpairs.review.outcome import Dispatch, ReviewOutcome
+from authpairs.review.reviewers import ModelReviewer, Reviewer
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig, header_config
-from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
-from authpairs.runs.reviewed import safe_parse
+from authpairs.runs.records import AgentCall, AttemptRecord, CaseRecord, RunInfo
+from authpairs.runs.reviewed import Parser, safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
 from authpairs.runs.store import RecordStore, header_sha256
 
@@ -205,28 +205,9 @@ def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, AttemptRecord
     return out
 
 
-class RecordedOutcome(Protocol):
-    """What a record says the reviewer decided (a :class:`CaseRecord`, an agent's call)."""
-
-    @property
-    def status(self) -> OutcomeStatus | None:
-        """Decision, abstention or unavailable."""
-
-    @property
-    def decision(self) -> Decision | None:
-        """ALLOW, BLOCK or UNKNOWN, when there was one."""
-
-    @property
-    def reason_code(self) -> str | None:
-        """Why the outcome is unavailable."""
-
-    @property
-    def dispatch(self) -> Dispatch | None:
-        """What the enforcement point was told."""
-
-
-def outcome_difference(record: RecordedOutcome, outcome: ReviewOutcome) -> str | None:
-    """How ``outcome`` (a re-parse) differs from what ``record`` says, or None."""
+def outcome_difference(record: CaseRecord | AgentCall, outcome: ReviewOutcome) -> str | None:
+    """How ``outcome`` (a re-parse) differs from what ``record`` (a case record, an agent's
+    call) says the reviewer decided, or None."""
     reason = outcome.reason_code.value if outcome.reason_code else None
     pairs = [("status", record.status, outcome.status),
              ("decision", record.decision, outcome.decision),
@@ -236,18 +217,17 @@ def outcome_difference(record: RecordedOutcome, outcome: ReviewOutcome) -> str |
     return "; ".join(bad) or None
 
 
-def reparse(parse: Callable[[ChatResponse], ReviewOutcome],
-            attempt: AttemptRecord) -> ReviewOutcome:
+def reparse(parser: Parser, attempt: AttemptRecord) -> ReviewOutcome:
     """The outcome of an attempt's stored raw output (text, token ids, reasoning, finish reason)
-    parsed again, as the run parsed it (:func:`~authpairs.runs.reviewed.safe_parse`)."""
+    parsed again by ``parser`` (the reviewer that ran), as the run parsed it
+    (:func:`~authpairs.runs.reviewed.safe_parse`)."""
     response = ChatResponse(text=attempt.output_text, output_token_ids=attempt.output_token_ids,
                             reasoning=attempt.reasoning_text, finish_reason=attempt.finish_reason)
-    return safe_parse(_Parse(parse), response)
+    return safe_parse(parser, response)
 
 
 def recheck_decisions(report: AuditReport, records: list[CaseRecord],
-                      attempts: dict[str, AttemptRecord],
-                      parse: Callable[[ChatResponse], ReviewOutcome]) -> None:
+                      attempts: dict[str, AttemptRecord], parser: Parser) -> None:
     """Parse every stored raw output again and compare with the case record."""
     for record in records:
         name = f"case record '{record.case_id}'"
@@ -257,17 +237,10 @@ def recheck_decisions(report: AuditReport, records: list[CaseRecord],
             continue
         if attempt.input_sha256 != record.input_sha256:
             report.add(name, "raw-output", "formal attempt was made for another input")
-        problem = outcome_difference(record, reparse(parse, attempt))
+        problem = outcome_difference(record, reparse(parser, attempt))
         report.count("decisions re-parsed")
         if problem:
             report.add(name, "re-parse", problem)
-
-
-@dataclass(frozen=True)
-class _Parse:
-    """A parse function as a :class:`~authpairs.runs.reviewed.Parser`."""
-
-    parse: Callable[[ChatResponse], ReviewOutcome]
 
 
 def recheck_completeness(report: AuditReport, expected: list[str], recorded: list[str], *,
@@ -360,12 +333,6 @@ def recheck_inputs(report: AuditReport, records: list[CaseRecord], dataset: Data
                        f"{case.reference.label.value}")
 
 
-def baseline_parser(name: str) -> Callable[[ChatResponse], ReviewOutcome]:
-    """A baseline's outcome: its constant decision whatever the text."""
-    reviewer = BaselineReviewer(name)
-    return lambda response: ReviewOutcome.decided(Decision(reviewer.decision.value))
-
-
 def stored_config(report: AuditReport, info: RunInfo, *,
                   config_sha256: Callable[[RunConfig], str] = RunConfig.sha256,
                   mismatch: str = "stored configuration does not hash to the recorded "
@@ -395,6 +362,22 @@ def stored_records(report: AuditReport, store: RecordStore,
     except AuthpairsError as exc:
         report.add("case records", "stored-text", str(exc))
         return None
+
+
+def recorded_reviewer(report: AuditReport, config: RunConfig, info: RunInfo) -> Reviewer | None:
+    """The reviewer that ran, rebuilt from the stored configuration
+    (:func:`~authpairs.runs.reviewers.rebuilt_reviewer`) as the version that wrote the header
+    rendered and parsed (:func:`as_recorded`), its template hashes checked against the recorded
+    ones (:func:`recheck_templates`); None, and the checks that need it skipped, when it cannot
+    be rebuilt here."""
+    try:
+        reviewer = as_recorded(report, rebuilt_reviewer(config.reviewer), info.template_sha256)
+    except AuthpairsError as exc:
+        report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
+                              f"cannot be rebuilt here: {exc}")
+        return None
+    recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
+    return reviewer
 
 
 def recheck_templates(report: AuditReport, templates: dict[str, str],
@@ -479,18 +462,10 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         return report
     recheck_completeness(report, list(info.expected_case_ids), [r.case_id for r in records],
                          allow_incomplete=allow_incomplete)
-    attempts = _formal_attempts(store, run_id)
-    try:
-        reviewer: Reviewer = rebuilt_reviewer(config.reviewer)
-    except AuthpairsError as exc:
-        report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
-                              f"cannot be rebuilt here: {exc}")
+    reviewer = recorded_reviewer(report, config, info)
+    if reviewer is None:
         return report
-    reviewer = as_recorded(report, reviewer, info.template_sha256)
-    render: Callable[[PublicCase], ChatRequest] = reviewer.render
-    parse: Callable[[ChatResponse], ReviewOutcome] = reviewer.parse
-    recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
-    recheck_decisions(report, records, attempts, parse)
+    recheck_decisions(report, records, _formal_attempts(store, run_id), reviewer)
     if dataset is None:
         if load_dataset is None:
             from authpairs.runs.api import load_run_dataset
@@ -507,7 +482,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         if sorted(c.case_id for c in dataset) != sorted(info.expected_case_ids):
             report.add("run header", "expected-cases", "expected case ids differ from the "
                        "dataset in hand")
-        recheck_inputs(report, records, dataset, render)
+        recheck_inputs(report, records, dataset, reviewer.render)
         recheck_effects(report, records, dataset)
     return report
 
@@ -515,11 +490,9 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
 __all__ = [
     "AuditReport",
     "Finding",
-    "RecordedOutcome",
     "RenderedReviewer",
     "as_recorded",
     "audit_run",
-    "baseline_parser",
     "outcome_difference",
     "recheck_completeness",
     "recheck_decisions",
@@ -527,6 +500,7 @@ __all__ = [
     "recheck_effects",
     "recheck_inputs",
     "recheck_templates",
+    "recorded_reviewer",
     "reparse",
     "stored_config",
     "stored_records",
