@@ -50,8 +50,8 @@ READABLE_VERSIONS = (2, 3, 4, 5)
 """Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
 for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
 
-_AGENT_TABLES = (
-    """CREATE TABLE agent_calls (
+_ADDED_TABLES = {
+    4: """CREATE TABLE agent_calls (
     run_id TEXT NOT NULL REFERENCES runs(run_id),
     case_id TEXT NOT NULL,
     call_no INTEGER NOT NULL,
@@ -59,19 +59,16 @@ _AGENT_TABLES = (
     content_sha256 TEXT NOT NULL,
     PRIMARY KEY (run_id, case_id, call_no)
 )""",
-)
-"""The tables schema 4 added (created by :func:`_migrate_3_to_4` in an older file)."""
-
-_TRAJECTORY_TABLES = (
-    """CREATE TABLE agent_trajectories (
+    5: """CREATE TABLE agent_trajectories (
     run_id TEXT NOT NULL REFERENCES runs(run_id),
     case_id TEXT NOT NULL,
     record_json TEXT NOT NULL,
     content_sha256 TEXT NOT NULL,
     PRIMARY KEY (run_id, case_id)
 )""",
-)
-"""The tables schema 5 added (created by :func:`_migrate_4_to_5` in an older file)."""
+}
+"""The table each schema version after 3 added, by version (created by a migration in an older
+file: :meth:`RecordStore._check_schema`)."""
 
 _TABLES = (
     """CREATE TABLE runs (
@@ -128,8 +125,7 @@ _TABLES = (
     "CREATE INDEX attempts_by_case ON attempts(run_id, case_id)",
     "CREATE UNIQUE INDEX attempts_by_seq ON attempts(run_id, seq)",
     "CREATE UNIQUE INDEX cases_by_seq ON case_records(run_id, seq)",
-    *_AGENT_TABLES,
-    *_TRAJECTORY_TABLES,
+    *_ADDED_TABLES.values(),
 )
 
 _HEADER_COLUMNS = ("run_id", "created_at", "config_json", "config_sha256", "manifest_json",
@@ -158,21 +154,6 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
                      [(seal(str(h), str(head), int(n)), run_id)
                       for run_id, h, head, n in rows.fetchall()])
     conn.execute("PRAGMA user_version=3")
-
-
-def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
-    """Add the ``agent_calls`` table to a version 3 file (inside the caller's transaction)."""
-    for statement in _AGENT_TABLES:
-        conn.execute(statement)
-    conn.execute("PRAGMA user_version=4")
-
-
-def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
-    """Add the ``agent_trajectories`` table to a version 4 file (inside the caller's
-    transaction)."""
-    for statement in _TRAJECTORY_TABLES:
-        conn.execute(statement)
-    conn.execute("PRAGMA user_version=5")
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -319,10 +300,9 @@ class RecordStore:
                 self._check_version(version, tables)
                 if version == 2:
                     _migrate_2_to_3(self._conn)
-                if version in (2, 3):
-                    _migrate_3_to_4(self._conn)
-                if version in (2, 3, 4):
-                    _migrate_4_to_5(self._conn)
+                for added in range(max(version, 3) + 1, SCHEMA_VERSION + 1):
+                    self._conn.execute(_ADDED_TABLES[added])
+                    self._conn.execute(f"PRAGMA user_version={added}")
 
         _patiently(create, f"{self.path}: preparing the records file")
 
@@ -465,14 +445,10 @@ class RecordStore:
         return [run for rid in ids if (run := self.get_run(rid)) is not None]
 
     # -- claims -----------------------------------------------------------------------------
-    def claim(self, run_id: str, case_id: str, lease_s: float) -> bool:
-        """Claim a case for this store's owner; False when it is recorded or claimed by a live
-        owner. A claim whose process is gone (same host) or whose lease ran out is taken over."""
-        return bool(self.claim_many(run_id, [case_id], lease_s))
-
     def claim_many(self, run_id: str, case_ids: list[str], lease_s: float) -> list[str]:
-        """Claim several cases in one transaction (as :meth:`claim` does one); returns the ids
-        this owner now holds, in the order given."""
+        """Claim cases for this store's owner in one transaction; returns the ids this owner now
+        holds, in the order given: not those recorded or claimed by a live owner. A claim whose
+        process is gone (same host) or whose lease ran out is taken over."""
         host = socket.gethostname()
 
         def attempt() -> list[str]:
@@ -657,15 +633,21 @@ class RecordStore:
         rows = self._conn.execute(sql + " ORDER BY seq", args)
         return [read_record(AttemptRecord, r[0]) for r in rows]
 
+    def _add_hashed(self, table: str, key: tuple[object, ...], text: str, what: str) -> None:
+        """Insert into ``table`` the row of ``key`` with ``text`` and the text's SHA-256."""
+        row = (*key, text, text_sha256(text))
+
+        def write() -> None:
+            with self.transaction() as conn:
+                conn.execute(f"INSERT INTO {table} VALUES ({','.join('?' * len(row))})", row)
+
+        _patiently(write, f"{self.path}: storing {what}")
+
     def add_agent_call(self, run_id: str, case_id: str, call_no: int, text: str) -> None:
         """Store one agent tool call (its record as canonical JSON text, with the text's
         SHA-256); the agent package defines the record."""
-        def write() -> None:
-            with self.transaction() as conn:
-                conn.execute("INSERT INTO agent_calls VALUES (?,?,?,?,?)",
-                             (run_id, case_id, call_no, text, text_sha256(text)))
-
-        _patiently(write, f"{self.path}: storing call {call_no} of case '{case_id}'")
+        self._add_hashed("agent_calls", (run_id, case_id, call_no), text,
+                         f"call {call_no} of case '{case_id}'")
 
     def agent_call_rows(self, run_id: str) -> list[tuple[str, int, str, str]]:
         """The agent tool calls of a run as (case id, call number, record text, its SHA-256),
@@ -688,12 +670,8 @@ class RecordStore:
     def add_agent_trajectory(self, run_id: str, case_id: str, text: str) -> None:
         """Store the agent trajectory of one case (its record as canonical JSON text, with the
         text's SHA-256); the agent package defines the record."""
-        def write() -> None:
-            with self.transaction() as conn:
-                conn.execute("INSERT INTO agent_trajectories VALUES (?,?,?,?)",
-                             (run_id, case_id, text, text_sha256(text)))
-
-        _patiently(write, f"{self.path}: storing the trajectory of case '{case_id}'")
+        self._add_hashed("agent_trajectories", (run_id, case_id), text,
+                         f"the trajectory of case '{case_id}'")
 
     def agent_trajectory_rows(self, run_id: str) -> list[tuple[str, str, str]]:
         """The agent trajectories of a run as (case id, record text, its SHA-256), by case id;
