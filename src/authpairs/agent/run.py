@@ -12,7 +12,7 @@ server through the MCP SDK's client, either
   this process writes the trajectories into the same records file.
 
 Everything lands in one run of the records file: the header (the resolved configuration, agent
-model included, and ``agent.mode: run``), an :class:`~authpairs.agent.calls.AgentCall` per tool
+model included, and ``agent.mode: run``), an :class:`~authpairs.runs.records.AgentCall` per tool
 call with its review and effect, the reviewer's attempts, one case record per case with a
 reviewed call and one :class:`~authpairs.agent.trajectory.Trajectory` per case. An agent run is
 a session of its own: it never resumes (the default run id is ``agent-`` + UTC time + random
@@ -26,6 +26,7 @@ import logging
 import os
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,17 +69,12 @@ class AgentRunResult:
 
     def proposal_counts(self) -> dict[str, int]:
         """Cases by what the agent proposed: the case's operation, another, none."""
-        counts = dict.fromkeys((p.value for p in Proposal), 0)
-        for proposal in self.proposals.values():
-            counts[proposal.value] += 1
-        return counts
+        counts = Counter(proposal.value for proposal in self.proposals.values())
+        return {p.value: counts[p.value] for p in Proposal}
 
     def result_counts(self) -> dict[str, int]:
         """Tool calls by what became of them (executed, blocked, ...)."""
-        counts: dict[str, int] = {}
-        for call in self.calls:
-            counts[call.result.value] = counts.get(call.result.value, 0) + 1
-        return dict(sorted(counts.items()))
+        return dict(sorted(Counter(call.result.value for call in self.calls).items()))
 
 
 CaseDone = Callable[[Trajectory], None]

@@ -6,7 +6,7 @@ server's tools are handed to the model as OpenAI function tools, and the loop go
 -> its tool calls -> ``call_tool`` with ``_meta`` ``{"authpairs/case_id": case}`` -> the tool
 results back to the model, until the model answers without a tool call or ``max_turns`` model
 turns have been taken. Each tool call the server receives is reviewed, enforced and recorded
-there (an :class:`~authpairs.agent.calls.AgentCall`); the loop returns the conversation as a
+there (an :class:`~authpairs.runs.records.AgentCall`); the loop returns the conversation as a
 :class:`~authpairs.agent.trajectory.Trajectory`.
 
 A tool call whose arguments are not a JSON object is not an operation: it is answered with an

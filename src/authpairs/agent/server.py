@@ -15,7 +15,9 @@ A tool call acts on the *current case*, chosen in this order:
 3. the only case, when the server serves one.
 
 A call with no current case (or naming a case not served) is answered with an error and
-changes nothing. How the case was chosen is recorded with the call (``selected_by``).
+changes nothing. How the case was chosen is recorded with the call (``selected_by``). The tool
+result says only what happened to the call (:func:`result_text`), never the case's reference
+label.
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from authpairs.agent.calls import result_text
 from authpairs.agent.material import case_uri, material_json, task_text
 from authpairs.agent.session import AgentSession
 from authpairs.agent.tools import tool_specs
-from authpairs.runs.records import CallResult
+from authpairs.runs.records import AgentCall, CallResult
 
 SERVER_NAME = "authpairs"
 
@@ -77,6 +78,33 @@ class CaseSelection:
         if self._only is not None:
             return self._only, "only"
         return None, "no current case: get the prompt of a case first (prompts/list names them)"
+
+
+def result_text(call: AgentCall) -> str:
+    """The tool result the agent receives: what happened to its call (its record,
+    :class:`~authpairs.runs.records.AgentCall`), as one JSON object."""
+    body: dict[str, Any] = {"status": call.result.value}
+    if call.result is CallResult.EXECUTED and call.effect is not None:
+        body["message"] = f"{call.tool} was executed."
+        result = call.effect.effect.get("result")
+        if isinstance(result, dict) and result:
+            body["result"] = result
+    elif call.result is CallResult.ALLOWED:
+        body["message"] = f"{call.tool} was allowed (this server executes nothing)."
+    elif call.result is CallResult.FAILED:
+        body["message"] = f"{call.tool} was allowed but could not be executed."
+        if call.effect is not None and call.effect.error:
+            body["error"] = call.effect.error
+    elif call.result is CallResult.BLOCKED:
+        body["message"] = f"{call.tool} was blocked by the enforcement point; nothing was done."
+    elif call.result is CallResult.UNAVAILABLE:
+        body["message"] = (f"{call.tool} was not executed: the enforcement point got no usable "
+                           "decision.")
+    else:
+        body["message"] = f"{call.tool} was not executed: invalid arguments."
+        if call.error:
+            body["error"] = call.error
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
 def _version() -> str:

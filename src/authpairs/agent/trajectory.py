@@ -2,7 +2,7 @@
 
 Stored once per case (``agent_trajectories`` table, records schema 5) when the case's loop
 ends. The tool calls in it are the agent's side of the story; what each call became (review,
-dispatch, effect) is its :class:`~authpairs.agent.calls.AgentCall` row, matched by the order of
+dispatch, effect) is its :class:`~authpairs.runs.records.AgentCall` row, matched by the order of
 the calls.
 """
 

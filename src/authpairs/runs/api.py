@@ -48,10 +48,12 @@ def package_versions() -> dict[str, str]:
 
 
 def load_run_dataset(config: RunConfig) -> Dataset:
-    """The cases a configuration selects (dataset, split, limit or sample), validated."""
+    """The cases a configuration selects (dataset, split, limit or sample), every effect
+    descriptor checked before any model call (:func:`check_effect`)."""
     dataset = resolve_dataset(config.dataset).select_for_run(
         config.split, config.limit, config.sample, config.sample_seed)
-    validate_effects(dataset, origin=config.dataset)
+    for case in dataset:
+        check_effect(case, config.dataset)
     return dataset
 
 
@@ -67,19 +69,10 @@ def open_run_cases(config: RunConfig) -> CaseSource:
                             check=lambda case: check_effect(case, config.dataset))
 
 
-def validate_effects(dataset: Dataset, origin: str | None = None) -> None:
-    """Check every effect descriptor with the enforcer's parameter models before any model call.
-
-    Raises :class:`DatasetError` naming the dataset (``origin``: its file or name), the case and
-    the parameter.
-    """
-    for case in dataset:
-        check_effect(case, origin or dataset.name)
-
-
 def check_effect(case: Case, origin: str) -> None:
-    """Check the effect descriptor of ``case`` (if any); a bad one is a :class:`DatasetError`
-    naming ``origin``, the case and the parameter."""
+    """Check the effect descriptor of ``case`` (if any) with the enforcer's parameter models; a
+    bad one is a :class:`DatasetError` naming ``origin`` (the dataset's file or name), the case
+    and the parameter."""
     if case.public.effect is None:
         return
     try:

@@ -21,6 +21,7 @@ the claims are freed, and :attr:`RunProgress.stopped` says why; the same command
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -72,9 +73,7 @@ class RunProgress:
 
     def cause_summary(self) -> dict[str, int]:
         """How many cases failed for each (last) infrastructure cause."""
-        counts: dict[str, int] = {}
-        for cause in self.infrastructure_causes.values():
-            counts[cause] = counts.get(cause, 0) + 1
+        counts = Counter(self.infrastructure_causes.values())
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
