@@ -10,17 +10,16 @@ run with a clear message.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from authpairs.backends.config import SamplingConfig
-from authpairs.backends.liveness import deadline_message
 from authpairs.cases.canonical import sha256_hex
 from authpairs.errors import BackendError, TransportError
 
 __all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "EndpointDownError",
-           "TransportError", "deadline_message", "preflight"]
+           "NoResources", "TransportError", "preflight"]
 
 
 class ChatRequest(BaseModel):
@@ -95,6 +94,17 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Facts about the backend for the run record (model file hash, endpoints, ...)."""
         ...
+
+
+class NoResources:
+    """Base of a backend (or an agent's model) that holds no resources: ``async with`` gives it
+    as it is and closes nothing."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 class EndpointDownError(BackendError):

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig, ScriptedBackendConfig
 from authpairs.errors import AuthpairsError
 from authpairs.registry import RegistryError, load_object
@@ -32,7 +32,7 @@ def load_script(spec: str, what: str = "scripted backend",
     return function
 
 
-class ScriptedBackend:
+class ScriptedBackend(NoResources):
     """Answers each request by calling ``script(request)``."""
 
     name = "scripted"
@@ -46,12 +46,6 @@ class ScriptedBackend:
     def from_config(cls, config: ScriptedBackendConfig) -> ScriptedBackend:
         """Build from a :class:`ScriptedBackendConfig` (kind 'scripted', tests only)."""
         return cls(load_script(config.script), label=config.script)
-
-    async def __aenter__(self) -> ScriptedBackend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         """The script's name."""

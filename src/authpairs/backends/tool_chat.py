@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from authpairs.backends.base import BackendError, ChatRequest, TransportError
+from authpairs.backends.base import BackendError, ChatRequest, NoResources, TransportError
 from authpairs.backends.config import (
     TOOL_FORMATS,
     BackendConfigBase,
@@ -476,18 +476,12 @@ class LocalToolChat:
 Script = Callable[[list[dict[str, Any]], list[dict[str, Any]]], object]
 
 
-class ScriptedToolChat:
+class ScriptedToolChat(NoResources):
     """Answers each turn by calling ``script(messages, tools)`` (tests; never a default)."""
 
     def __init__(self, script: Script, label: str) -> None:
         self.script = script
         self.label = label
-
-    async def __aenter__(self) -> ScriptedToolChat:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                    sampling: SamplingConfig) -> ToolChatResponse:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -252,12 +252,7 @@ class AgentCall(BaseModel):
         return self.proposal is Proposal.CASE_OPERATION
 
 
-class _Passage(Protocol):
-    @property
-    def went_through(self) -> bool: ...
-
-
-_Reviewed = TypeVar("_Reviewed", bound=_Passage)
+_Reviewed = TypeVar("_Reviewed", CaseRecord, AgentCall)
 
 
 def decisive(reviewed: Sequence[_Reviewed]) -> _Reviewed:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.runs.store import RecordStore
 
@@ -27,7 +27,7 @@ class ReplayBackendConfig(BackendConfigBase):
     factory: ClassVar[str] = "authpairs.runs.replay:ReplayBackend.from_config"
 
 
-class ReplayBackend:
+class ReplayBackend(NoResources):
     """Returns the recorded formal output for each reviewer input hash of ``run_id``."""
 
     name = "replay"
@@ -44,12 +44,6 @@ class ReplayBackend:
     def from_config(cls, config: ReplayBackendConfig) -> ReplayBackend:
         """Build from a :class:`ReplayBackendConfig` (the registered factory of kind 'replay')."""
         return cls(config.store, config.run_id)
-
-    async def __aenter__(self) -> ReplayBackend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         """Where the answers come from."""

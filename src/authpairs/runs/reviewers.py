@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any
 
-from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig
 from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.guardrails.registry import resolve_guardrail
@@ -20,17 +20,11 @@ from authpairs.review.reviewers import BaselineReviewer, ModelReviewer, Reviewer
 from authpairs.runs.config import ReviewerConfig
 
 
-class NoModel:
+class NoModel(NoResources):
     """A backend stand-in for a reviewer rebuilt to render and parse only (an audit re-parsing
     stored outputs): it is never entered for a model and refuses every call."""
 
     name = "no-model"
-
-    async def __aenter__(self) -> NoModel:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
         """Refuse: a rebuilt reviewer renders and parses, it never asks a model."""
