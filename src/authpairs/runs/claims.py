@@ -2,7 +2,7 @@
 
 Several processes may work on the same run (``docs/reliability.md``, Concurrency). Before a case
 is reviewed it is *claimed* in the records file, so no other live process reviews it too.
-:class:`CaseClaims` is the iterator the run's workers share: it claims the next block of pending
+:func:`claimed_cases` is the iterator the run's workers share: it claims the next block of pending
 cases in one transaction whenever the cases it holds are handed out, and tells ``on_skipped``
 about each case of a block that another process recorded or holds meanwhile. How many cases a
 claim covers adapts to the run's pace (:class:`ClaimBlocks`).
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -47,40 +46,19 @@ class ClaimBlocks:
         return self.size
 
 
-class CaseClaims:
-    """Iterates over the cases of ``pending`` this process holds a claim on in ``run_id`` (see the
-    module docstring); ``on_skipped(case_id, recorded)`` is told about each case another process
+def claimed_cases(store: RecordStore, run_id: str, pending: Iterator[Case], blocks: ClaimBlocks,
+                  lease_s: float, on_skipped: Callable[[str, bool], None]) -> Iterator[Case]:
+    """The cases of ``pending`` this process holds a claim on in ``run_id`` (see the module
+    docstring); ``on_skipped(case_id, recorded)`` is told about each case another process
     recorded (``recorded`` True) or holds. Claims last ``lease_s`` seconds."""
-
-    def __init__(self, store: RecordStore, run_id: str, pending: Iterator[Case],
-                 blocks: ClaimBlocks, lease_s: float,
-                 on_skipped: Callable[[str, bool], None]) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.pending = pending
-        self.blocks = blocks
-        self.lease_s = lease_s
-        self.on_skipped = on_skipped
-        self._held: deque[Case] = deque()
-
-    def __iter__(self) -> CaseClaims:
-        return self
-
-    def __next__(self) -> Case:
-        while not self._held:
-            block = list(itertools.islice(self.pending,
-                                          self.blocks.next_size(time.monotonic())))
-            if not block:
-                raise StopIteration
-            held = set(self.store.claim_many(self.run_id, [c.case_id for c in block],
-                                             self.lease_s))
-            self._held.extend(case for case in block if case.case_id in held)
-            if len(held) < len(block):
-                recorded = self.store.done_case_ids(self.run_id)
-                for case in block:
-                    if case.case_id not in held:
-                        self.on_skipped(case.case_id, case.case_id in recorded)
-        return self._held.popleft()
+    while block := list(itertools.islice(pending, blocks.next_size(time.monotonic()))):
+        held = set(store.claim_many(run_id, [c.case_id for c in block], lease_s))
+        if len(held) < len(block):
+            recorded = store.done_case_ids(run_id)
+            for case in block:
+                if case.case_id not in held:
+                    on_skipped(case.case_id, case.case_id in recorded)
+        yield from (case for case in block if case.case_id in held)
 
 
-__all__ = ["CLAIM_SPAN_S", "CaseClaims", "ClaimBlocks"]
+__all__ = ["CLAIM_SPAN_S", "ClaimBlocks", "claimed_cases"]

@@ -1,7 +1,7 @@
 """Async orchestration of one run: bounded concurrency, one formal attempt per case, resume.
 
 ``concurrency`` workers in one :class:`asyncio.TaskGroup` share one iterator of claimed cases
-(:class:`~authpairs.runs.claims.CaseClaims`: only cases without a record, claimed so that a
+(:func:`~authpairs.runs.claims.claimed_cases`: only cases without a record, claimed so that a
 second process on the same run never reviews them too). Each worker reviews its case with the
 run's
 :class:`~authpairs.runs.case_runner.CaseRunner` (render, ask within the deadline, retry
@@ -12,7 +12,7 @@ atomically, in batches. A case whose transport failures exhaust the retries gets
 When the run stops, the claims it still holds are freed.
 
 Retries are shown on the progress line and logged (logger ``authpairs.runs``) without flooding:
-the first failure of each cause, then counts (:class:`~authpairs.runs.failure_log.FailureLog`).
+the first failure of each cause, then counts (:class:`~authpairs.runs.retry.FailureLog`).
 When every endpoint of the reviewer is down (its circuit breakers opened:
 :class:`~authpairs.backends.base.EndpointDownError`), the run stops: what finished is stored,
 the claims are freed, and :attr:`RunProgress.stopped` says why; the same command resumes it.
@@ -32,7 +32,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.errors import error_message
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.case_runner import CaseRunner, short_cause
-from authpairs.runs.claims import CaseClaims, ClaimBlocks
+from authpairs.runs.claims import ClaimBlocks, claimed_cases
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
 from authpairs.runs.reviewed import Review, build_records
 from authpairs.runs.store import RecordStore
@@ -111,8 +111,9 @@ class RunOrchestrator:
         self.runner.on_retry = books.retrying
         largest = max(self.concurrency, MIN_BATCH)
         writer = RecordWriter(self.store, books.stored, batch_size=largest)
-        claims = CaseClaims(self.store, self.run_id, (c for c in cases if c.case_id not in done),
-                            ClaimBlocks(self.concurrency, largest), self.lease_s, books.skipped)
+        claims = claimed_cases(self.store, self.run_id,
+                               (c for c in cases if c.case_id not in done),
+                               ClaimBlocks(self.concurrency, largest), self.lease_s, books.skipped)
 
         async def work() -> None:
             for case in claims:
@@ -133,7 +134,7 @@ class RunOrchestrator:
         finally:
             self.runner.failures.flush()
             try:
-                writer.finish()  # what finished is stored, even when the run stops on an error
+                writer.flush()  # what finished is stored, even when the run stops on an error
             finally:
                 try:  # what is still claimed was not recorded: free it for the next invocation
                     self.store.release_all(self.run_id)

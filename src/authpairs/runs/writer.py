@@ -63,7 +63,3 @@ class RecordWriter:
                     self.flush()
                     continue
             await asyncio.sleep(wait)
-
-    def finish(self) -> None:
-        """Store what is still buffered (the run is over)."""
-        self.flush()
