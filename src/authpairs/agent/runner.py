@@ -31,8 +31,7 @@ from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.backends.base import BackendError, EndpointDownError, TransportError
 from authpairs.backends.tool_chat import ToolCall, ToolChat, ToolChatResponse
 from authpairs.runs.agent_config import AgentModelConfig
-from authpairs.runs.failure_log import FailureLog
-from authpairs.runs.retry import RetryPolicy
+from authpairs.runs.retry import FailureLog, RetryPolicy
 
 log = logging.getLogger("authpairs.agent")
 

@@ -39,8 +39,7 @@ from authpairs.enforce.base import Enforcer
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Dispatch
 from authpairs.review.reviewers import Reviewer
-from authpairs.runs.failure_log import FailureLog
-from authpairs.runs.retry import RetryPolicy
+from authpairs.runs.retry import FailureLog, RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse
 
 log = logging.getLogger("authpairs.runs")
@@ -60,7 +59,7 @@ class CaseRunner:
     ``deadline_s`` is how long an attempt may go without progress (None: no deadline; see
     :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many
     infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
-    about each retry. Failures are logged through :class:`~authpairs.runs.failure_log.FailureLog`
+    about each retry. Failures are logged through :class:`~authpairs.runs.retry.FailureLog`
     (``failures``): the first of each cause, then counts; an endpoint that fails every request
     stops the run through its circuit breaker (:mod:`authpairs.backends.breaker`), which raises
     instead of a transport error.
