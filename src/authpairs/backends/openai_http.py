@@ -229,18 +229,17 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
-def check_status(base_url: str, reply: httpx.Response, breaker: Breaker | None = None) -> None:
+def check_status(base_url: str, reply: httpx.Response, breaker: Breaker) -> None:
     """HTTP 429 and 5xx raise :class:`TransportError` (``Retry-After`` kept), other 4xx
     :class:`BackendError`, each with the start of the body (read only then); anything below
-    400 passes. With the endpoint's ``breaker``, HTTP 401, 403 and 404 open it and raise
+    400 passes. HTTP 401, 403 and 404 open the endpoint's ``breaker`` and raise
     :class:`TransportError` (the request may go to another endpoint; with none left the backend
     stops the run), and any other answer tells it the endpoint answered."""
     status = reply.status_code
-    if breaker is not None:
-        if status in HTTP_CAUSES:
-            breaker.failed(HTTP_CAUSES[status], at_once=True)
-            raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}")
-        breaker.answered()
+    if status in HTTP_CAUSES:
+        breaker.failed(HTTP_CAUSES[status], at_once=True)
+        raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}")
+    breaker.answered()
     if status == 429 or status >= 500:
         raise TransportError(f"{base_url}: HTTP {status}: {reply.text[:200]}",
                              retry_after=retry_after_seconds(reply.headers.get("retry-after")))

@@ -39,7 +39,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, Field
 
@@ -334,21 +334,23 @@ class HTTPToolChat:
     deadline, sampling-field names and ``extra_body``), in the ``native`` or the
     ``json_schema`` tool format."""
 
-    def __init__(self, backend: OpenAIBackend, owned: bool = True,
-                 tool_format: ToolFormat = "native") -> None:
+    def __init__(self, backend: OpenAIBackend, tool_format: ToolFormat = "native") -> None:
         if tool_format not in ("native", "json_schema"):
             raise ConfigError(f"tool format {tool_format!r}: an HTTP tool chat speaks 'native' "
                               "or 'json_schema'")
-        self.backend = backend
+        self._backend = backend
         self.tool_format: ToolFormat = tool_format
-        self._owned = owned
 
-    async def __aenter__(self) -> HTTPToolChat:
+    @property
+    def backend(self) -> OpenAIBackend:
+        """The OpenAI-compatible client the turns go through."""
+        return self._backend
+
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._owned:
-            await self.backend.__aexit__(*exc)
+        await self.backend.__aexit__(*exc)
 
     def payload(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                 sampling: SamplingConfig) -> dict[str, Any]:
@@ -392,7 +394,7 @@ class HTTPToolChat:
         return {**self.backend.describe(), "tool_format": self.tool_format}
 
 
-class LocalToolChat:
+class LocalToolChat(HTTPToolChat):
     """Tool-calling chat over the embedded llama.cpp server, started on entering.
 
     On entering it asks the server (``/props``) whether the model's chat template renders
@@ -407,33 +409,31 @@ class LocalToolChat:
         from authpairs.backends.local_server import LocalServerBackend
 
         self.server = LocalServerBackend.from_config(config)
-        self.requested_format: ToolFormat = tool_format
-        self._http: HTTPToolChat | None = None
+        self.tool_format = tool_format
+        """The format in use: the requested one, ``auto`` resolved on entering, once the server
+        has said whether its template renders tools."""
         self.supports_tools: bool | None = None
 
     @property
-    def tool_format(self) -> ToolFormat:
-        """The format in use: the requested one, ``auto`` resolved once the server has said
-        whether its template renders tools (``auto`` before)."""
-        return self._http.tool_format if self._http is not None else self.requested_format
+    def backend(self) -> OpenAIBackend:
+        """The running server's OpenAI-compatible client (inside ``async with``)."""
+        return self.server.client
 
-    async def __aenter__(self) -> LocalToolChat:
+    async def __aenter__(self) -> Self:
         await self.server.__aenter__()
         try:
             self.supports_tools = await self._template_renders_tools()
         except BaseException:
             await self.server.__aexit__(None, None, None)
             raise
-        chosen: ToolFormat = self.requested_format
-        if chosen == "auto":
-            chosen = "json_schema" if self.supports_tools is False else "native"
+        if self.tool_format == "auto":
+            self.tool_format = "json_schema" if self.supports_tools is False else "native"
             log.info("agent tool format: %s (the chat template of %s renders tools: %s)",
-                     chosen, self.server.gguf_path.name, self.supports_tools)
-        if chosen == "native" and self.supports_tools is False:
+                     self.tool_format, self.server.gguf_path.name, self.supports_tools)
+        if self.tool_format == "native" and self.supports_tools is False:
             log.warning("the embedded model's chat template (%s) renders no tools: llama.cpp "
                         "leaves them out of the prompt, so the agent cannot call any (use "
                         "tool_format json_schema)", self.server.gguf_path.name)
-        self._http = HTTPToolChat(self.server.client, owned=False, tool_format=chosen)
         return self
 
     async def _template_renders_tools(self) -> bool | None:
@@ -451,19 +451,11 @@ class LocalToolChat:
         return value if isinstance(value, bool) else None
 
     async def __aexit__(self, *exc: object) -> None:
-        self._http = None
         await self.server.__aexit__(*exc)
 
     async def preflight(self) -> None:
         """Check before a run that the embedded server started and answers."""
         await self.server.preflight()
-
-    async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                   sampling: SamplingConfig) -> ToolChatResponse:
-        """One turn through the running server."""
-        if self._http is None:
-            raise BackendError("local tool chat used outside 'async with'")
-        return await self._http.chat(messages, tools, sampling)
 
     def describe(self) -> dict[str, Any]:
         """The server's description (model file and its SHA-256, settings), whether its
