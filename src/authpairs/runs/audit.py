@@ -367,28 +367,22 @@ def stored_records(report: AuditReport, store: RecordStore,
 def recorded_reviewer(report: AuditReport, config: RunConfig, info: RunInfo) -> Reviewer | None:
     """The reviewer that ran, rebuilt from the stored configuration
     (:func:`~authpairs.runs.reviewers.rebuilt_reviewer`) as the version that wrote the header
-    rendered and parsed (:func:`as_recorded`), its template hashes checked against the recorded
-    ones (:func:`recheck_templates`); None, and the checks that need it skipped, when it cannot
-    be rebuilt here."""
+    rendered and parsed (:func:`as_recorded`); None, and the checks that need it skipped, when it
+    cannot be rebuilt here. Its template hashes are checked against the recorded ones: a
+    ``template-hash`` finding names every template that differs."""
     try:
         reviewer = as_recorded(report, rebuilt_reviewer(config.reviewer), info.template_sha256)
     except AuthpairsError as exc:
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")
         return None
-    recheck_templates(report, reviewer.template_hashes(), info.template_sha256)
-    return reviewer
-
-
-def recheck_templates(report: AuditReport, templates: dict[str, str],
-                      recorded: dict[str, str]) -> None:
-    """The rebuilt reviewer's template hashes against the recorded ones: a ``template-hash``
-    finding names every template that differs."""
+    templates, recorded = reviewer.template_hashes(), info.template_sha256
     if templates != recorded:
         changed = sorted(k for k in set(templates) | set(recorded)
                          if templates.get(k) != recorded.get(k))
         report.add("run header", "template-hash", f"templates differ from the recorded ones: "
                    f"{', '.join(changed)}")
+    return reviewer
 
 
 @runtime_checkable
@@ -499,7 +493,6 @@ __all__ = [
     "recheck_effect",
     "recheck_effects",
     "recheck_inputs",
-    "recheck_templates",
     "recorded_reviewer",
     "reparse",
     "stored_config",
