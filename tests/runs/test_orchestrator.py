@@ -164,7 +164,7 @@ async def test_enforcer_receives_only_dispatch_and_public_effect(records_path: P
 
         store.open_run(RunInfo(run_id="r1", created_at="now", config={}, config_sha256="c",
                                manifest={}, manifest_sha256="m"))
-        await orchestrator.run(examples.cases, show_progress=False)
+        await orchestrator.run(examples.cases, progress=False)
         records = store.case_records("r1")
     by_id = examples.by_id()
     assert len(enforcer.calls) == 8

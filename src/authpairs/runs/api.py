@@ -156,10 +156,7 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
                                            infra_retries=config.infra_retries,
                                            lease_s=lease_seconds(config),
                                            deadline_s=config.reviewer.backend.deadline_s)
-            if isinstance(progress, bool):
-                state = await orchestrator.run(dataset, show_progress=progress)
-            else:
-                state = await orchestrator.run(dataset, progress=progress)
+            state = await orchestrator.run(dataset, progress=progress)
             state.written_chain = store.written_chain(run_id)
         backend = info.config["reviewer"].get("backend")
         cap = in_flight_cap(config.concurrency, backend if isinstance(backend, dict) else {})

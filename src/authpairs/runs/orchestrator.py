@@ -94,19 +94,20 @@ class RunOrchestrator:
         self.runner = CaseRunner(reviewer, enforcer=enforcer, deadline_s=deadline_s,
                                  infra_retries=infra_retries, backoff_s=backoff_s)
 
-    async def run(self, cases: CaseSource | Sequence[Case], *, show_progress: bool = True,
-                  progress: ProgressDisplay | None = None) -> RunProgress:
+    async def run(self, cases: CaseSource | Sequence[Case], *,
+                  progress: bool | ProgressDisplay = True) -> RunProgress:
         """Review every case of ``cases`` that has no record yet (and is not claimed by another
         live process working on the same run). The cases are read as the run goes (a
         :class:`~authpairs.cases.case_file.CaseFile` from its file). ``progress`` shows it
-        (default: a rich bar when ``show_progress``, otherwise nothing)."""
+        (True: a rich bar, False: nothing)."""
         if isinstance(cases, Sequence):  # a plain list of cases
             cases = Dataset("cases", list(cases))
         done = self.store.done_case_ids(self.run_id)
         ids = cases.case_ids()
         books = _Books(RunProgress(self.run_id, total=len(ids),
                                    already_done=sum(1 for i in ids if i in done)),
-                       progress or (RichProgress() if show_progress else SilentProgress()))
+                       progress if not isinstance(progress, bool)
+                       else RichProgress() if progress else SilentProgress())
         del ids
         self.runner.on_retry = books.retrying
         largest = max(self.concurrency, MIN_BATCH)
