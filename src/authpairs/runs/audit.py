@@ -197,11 +197,15 @@ def _int(value: object) -> int:
         return -1
 
 
-def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, AttemptRecord]:
-    out: dict[str, AttemptRecord] = {}
+def formal_attempts(store: RecordStore, run_id: str) -> dict[str, list[AttemptRecord]]:
+    """The formal attempts of each case of a run, in attempt order (one per case in a normal
+    run, one per reviewed call in an agent run)."""
+    out: dict[str, list[AttemptRecord]] = {}
     for attempt in store.attempts(run_id):
         if attempt.kind == "formal":
-            out[attempt.case_id] = attempt
+            out.setdefault(attempt.case_id, []).append(attempt)
+    for attempts in out.values():
+        attempts.sort(key=lambda a: a.attempt_no)
     return out
 
 
@@ -227,11 +231,12 @@ def reparse(parser: Parser, attempt: AttemptRecord) -> ReviewOutcome:
 
 
 def recheck_decisions(report: AuditReport, records: list[CaseRecord],
-                      attempts: dict[str, AttemptRecord], parser: Parser) -> None:
-    """Parse every stored raw output again and compare with the case record."""
+                      attempts: dict[str, list[AttemptRecord]], parser: Parser) -> None:
+    """Parse every stored raw output again (each case's last formal attempt) and compare with
+    the case record."""
     for record in records:
         name = f"case record '{record.case_id}'"
-        attempt = attempts.get(record.case_id)
+        attempt = attempts.get(record.case_id, [None])[-1]
         if attempt is None:
             report.add(name, "raw-output", "no formal attempt holds the raw output")
             continue
@@ -459,7 +464,7 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
     reviewer = recorded_reviewer(report, config, info)
     if reviewer is None:
         return report
-    recheck_decisions(report, records, _formal_attempts(store, run_id), reviewer)
+    recheck_decisions(report, records, formal_attempts(store, run_id), reviewer)
     if dataset is None:
         if load_dataset is None:
             from authpairs.runs.api import load_run_dataset
@@ -487,6 +492,7 @@ __all__ = [
     "RenderedReviewer",
     "as_recorded",
     "audit_run",
+    "formal_attempts",
     "outcome_difference",
     "recheck_completeness",
     "recheck_decisions",
