@@ -235,8 +235,7 @@ async def test_an_agent_run_in_the_json_schema_format(tmp_path: Path) -> None:
     conversation and the records audit clean."""
     from mcp import Client
 
-    from authpairs.agent.cases import select_cases
-    from authpairs.agent.serve import open_session
+    from authpairs.agent.serve import open_session, select_cases
     from authpairs.agent.server import build_server
     from authpairs.runs.records import stored_json
 

@@ -12,8 +12,7 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 
-from authpairs.agent.cases import select_cases
-from authpairs.agent.serve import run_info
+from authpairs.agent.serve import run_info, select_cases
 from authpairs.agent.server import CASE_META_KEY, build_server
 from authpairs.agent.session import AgentSession
 from authpairs.runs.api import make_enforcer

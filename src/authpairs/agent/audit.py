@@ -111,7 +111,7 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
     calls = _read_calls(report, store, run_id, set(info.expected_case_ids))
     _check_case_records(report, info, records, calls, allow_incomplete)
     _check_trajectories(report, store, run_id, set(info.expected_case_ids), calls)
-    attempts = _formal_attempts(store, run_id)
+    attempts = run_audit.formal_attempts(store, run_id)  # one per reviewed call
     _check_attempts(report, calls, attempts)
     reviewer = run_audit.recorded_reviewer(report, config, info)
     if reviewer is not None:
@@ -237,17 +237,6 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _formal_attempts(store: RecordStore, run_id: str) -> dict[str, list[AttemptRecord]]:
-    """The formal attempts of each case, in attempt order (one per reviewed call)."""
-    out: dict[str, list[AttemptRecord]] = {}
-    for attempt in store.attempts(run_id):
-        if attempt.kind == "formal":
-            out.setdefault(attempt.case_id, []).append(attempt)
-    for attempts in out.values():
-        attempts.sort(key=lambda a: a.attempt_no)
-    return out
-
-
 def _check_attempts(report: AuditReport, calls: dict[str, list[AgentCall]],
                     attempts: dict[str, list[AttemptRecord]]) -> None:
     """The reviewed calls of each case and its formal attempts pair up one to one, in order,
@@ -287,7 +276,7 @@ def _served_cases(report: AuditReport, info: RunInfo, config: RunConfig,
     wanted = [str(c) for c in agent.get("cases") or info.expected_case_ids]
     try:
         if dataset is None and load_dataset is None:
-            from authpairs.agent.cases import select_cases
+            from authpairs.agent.serve import select_cases
 
             return select_cases(config, wanted)
         if dataset is None:

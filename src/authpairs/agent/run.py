@@ -35,10 +35,9 @@ from typing import Literal
 import yaml
 from mcp import Client, StdioServerParameters
 
-from authpairs.agent.cases import select_cases
 from authpairs.agent.readback import case_proposals, trajectories
 from authpairs.agent.runner import AgentLoop
-from authpairs.agent.serve import new_run_id, open_session
+from authpairs.agent.serve import new_run_id, open_session, select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.agent.trajectory import Trajectory

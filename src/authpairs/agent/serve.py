@@ -4,7 +4,8 @@ The reviewer, the enforcement point, the records and the run header are built by
 ``authpairs run`` uses (:func:`~authpairs.runs.reviewers.make_reviewer`,
 :func:`~authpairs.runs.api.make_enforcer`, :class:`~authpairs.runs.store.RecordStore`,
 :func:`~authpairs.runs.api.run_header`); the header names the serve session (transport, cases)
-beside the resolved configuration.
+beside the resolved configuration. The cases a session offers are the configuration's dataset and
+split, optionally narrowed to named case ids (:func:`select_cases`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,13 @@ from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from authpairs.agent.cases import select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.backends.base import preflight
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
-from authpairs.runs.api import make_enforcer, run_header
+from authpairs.runs.api import load_run_dataset, make_enforcer, run_header
 from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.config import RunConfig
 from authpairs.runs.records import RunInfo
@@ -41,6 +41,30 @@ Transport = Literal["stdio", "http"]
 HTTP_HOST = "127.0.0.1"
 """Streamable HTTP is served on the loopback interface only."""
 MCP_PATH = "/mcp"
+
+
+def select_cases(config: RunConfig, case_ids: Sequence[str] = ()) -> Dataset:
+    """The cases of ``config`` (dataset, split, limit; effects validated), narrowed to
+    ``case_ids`` in the order given when there are any. With case ids and no split, every
+    split is searched. Only cases with an effect descriptor can be served: agent mode compares
+    the agent's calls with the case's operation."""
+    if case_ids and config.split is None:
+        config = config.model_copy(update={"split": "all"})
+    dataset = load_run_dataset(config)
+    if case_ids:
+        by_id = dataset.by_id()
+        unknown = [case_id for case_id in case_ids if case_id not in by_id]
+        if unknown:
+            raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) has no case "
+                              f"{', '.join(repr(c) for c in unknown)}")
+        dataset = Dataset(dataset.name, [by_id[case_id] for case_id in dict.fromkeys(case_ids)])
+    without = [case.case_id for case in dataset if case.public.effect is None]
+    if without:
+        raise ConfigError(f"{len(without)} selected case(s) carry no effect descriptor (e.g. "
+                          f"'{without[0]}'); agent mode serves cases with an operation only")
+    if not len(dataset):
+        raise ConfigError(f"dataset '{config.dataset}' (split {config.split}) selects no cases")
+    return dataset
 
 
 def new_run_id(prefix: str = "mcp") -> str:
