@@ -53,33 +53,6 @@ CASE_META_KEY = "authpairs/case_id"
 """The ``_meta`` key of a tool call that names its case."""
 
 
-class CaseSelection:
-    """The current case (see the module docstring)."""
-
-    def __init__(self, case_ids: list[str]) -> None:
-        self._served = set(case_ids)
-        self._only = case_ids[0] if len(case_ids) == 1 else None
-        self._prompted: str | None = None
-
-    def prompted(self, case_id: str) -> None:
-        """A client got the prompt of ``case_id``: it is now the current case."""
-        self._prompted = case_id
-
-    def current(self, meta: Mapping[str, Any] | None) -> tuple[str | None, str]:
-        """The current case for a call with ``meta`` and how it was chosen (``meta``,
-        ``prompt``, ``only``), or None and why there is none."""
-        named = (meta or {}).get(CASE_META_KEY)
-        if named is not None:
-            if named in self._served:
-                return str(named), "meta"
-            return None, f"case {named!r} is not served here"
-        if self._prompted is not None:
-            return self._prompted, "prompt"
-        if self._only is not None:
-            return self._only, "only"
-        return None, "no current case: get the prompt of a case first (prompts/list names them)"
-
-
 def result_text(call: AgentCall) -> str:
     """The tool result the agent receives: what happened to its call (its record,
     :class:`~authpairs.runs.records.AgentCall`), as one JSON object."""
@@ -121,7 +94,7 @@ def _text(text: str) -> types.TextContent:
 def build_server(agent: AgentSession) -> Server[Any]:
     """The MCP server over ``agent``: its tools, case resources and case prompts."""
     case_ids = sorted(agent.cases)
-    selection = CaseSelection(case_ids)
+    prompted: str | None = None  # the case whose prompt a client got last
     tools = [types.Tool(name=spec.name, description=spec.description,
                         input_schema=spec.input_schema) for spec in tool_specs()]
 
@@ -129,9 +102,23 @@ def build_server(agent: AgentSession) -> Server[Any]:
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
+    def current_case(meta: Mapping[str, Any] | None) -> tuple[str | None, str]:
+        """The current case (see the module docstring) for a call with ``meta`` and how it was
+        chosen (``meta``, ``prompt``, ``only``), or None and why there is none."""
+        named = (meta or {}).get(CASE_META_KEY)
+        if named is not None:
+            if named in agent.cases:
+                return str(named), "meta"
+            return None, f"case {named!r} is not served here"
+        if prompted is not None:
+            return prompted, "prompt"
+        if len(case_ids) == 1:
+            return case_ids[0], "only"
+        return None, "no current case: get the prompt of a case first (prompts/list names them)"
+
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        case_id, how = selection.current(params.meta)
+        case_id, how = current_case(params.meta)
         if case_id is None:
             return types.CallToolResult(is_error=True, content=[_text(
                 json.dumps({"status": "no_case", "message": how}))])
@@ -169,10 +156,11 @@ def build_server(agent: AgentSession) -> Server[Any]:
 
     async def get_prompt(ctx: ServerRequestContext[Any],
                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        nonlocal prompted
         if params.name not in agent.cases:
             raise ValueError(f"no such prompt: {params.name}")
         case = agent.case(params.name)
-        selection.prompted(params.name)
+        prompted = params.name
         return types.GetPromptResult(
             description=f"The task of case {params.name}",
             messages=[types.PromptMessage(role="user", content=_text(task_text(case.public)))])
