@@ -36,10 +36,6 @@ AGENT_BACKEND_KINDS = ("local", "openai", "scripted")
 """Backend kinds that can act as an agent (they answer chat completions with ``tools``)."""
 
 
-def _agent_sampling() -> SamplingConfig:
-    return SamplingConfig(max_tokens=512)
-
-
 class AgentModelConfig(BaseModel):
     """The model that acts as the agent, and how long it may go on per case."""
 
@@ -51,7 +47,7 @@ class AgentModelConfig(BaseModel):
         description="The agent's model: 'local' (the embedded SmolLM2 server), 'openai' (any "
         "OpenAI-compatible server with tool calling: vLLM, llama.cpp, Ollama) or 'scripted' "
         "(a Python function, for tests).")
-    sampling: SamplingConfig = Field(default_factory=_agent_sampling,
+    sampling: SamplingConfig = Field(default_factory=lambda: SamplingConfig(max_tokens=512),
                                      description="The agent's decoding parameters.")
     max_turns: int = Field(default=8, ge=1, le=100, description="Model turns per case; a "
                            "case ends earlier when the model answers without a tool call.")
