@@ -3,13 +3,13 @@
 The case contract (:mod:`authpairs.cases.effect_types`) knows an effect type only by its name,
 parameter model and documentation; this module, in the enforcement layer, binds each name to the
 enforcement code. The bindings are ``"module:attribute"`` paths loaded on first use, so the
-enforcement point imports only the executors and verifiers a run needs, and a verifier module
-never imports an executor module.
+enforcement point imports executors and verifiers only when a run needs them, and a verifier
+module never imports an executor module.
 
-Add the code of an effect type: a seeder, an executor module and an independent verifier module,
-then one :class:`EffectImplementation` under the effect type's name
-(``EFFECT_IMPLEMENTATIONS.add(...)``, or the ``authpairs.effect_implementations`` entry-point
-group for a plugin), beside its :class:`~authpairs.cases.effect_types.EffectType`.
+Add the code of an effect type: a seeder, an executor and an independent verifier (in a module
+that imports no executor code), then one :class:`EffectImplementation` under the effect type's
+name (``EFFECT_IMPLEMENTATIONS.add(...)``, or the ``authpairs.effect_implementations``
+entry-point group for a plugin), beside its :class:`~authpairs.cases.effect_types.EffectType`.
 """
 
 from __future__ import annotations
@@ -74,20 +74,14 @@ def implementation(effect_type: str) -> EffectImplementation:
 
 
 _E = "authpairs.enforce"
-_BUILT_IN: tuple[tuple[str, str, str], ...] = (
-    ("ledger_transfer", "ledger:execute_ledger_transfer", "ledger:LedgerVerifier"),
-    ("order_creation", "orders:execute_order_creation", "orders:OrderVerifier"),
-    ("record_update", "record_update:execute_record_update",
-     "record_update:RecordVerifier"),
-    ("byte_delivery", "delivery:execute_byte_delivery", "delivery:DeliveryVerifier"),
-    ("deployment", "deployment:execute_deployment", "deployment:DeploymentVerifier"),
-    ("document_signing", "signing:execute_document_signing", "signing:SigningVerifier"),
-    ("reservation", "reservation:execute_reservation", "reservation:ReservationVerifier"),
-    ("analysis_inclusion", "analysis_inclusion:execute_analysis_inclusion",
-     "analysis_inclusion:AnalysisVerifier"),
-    ("download_delivery", "download:execute_download_delivery", "download:DownloadVerifier"),
-)
-for _name, _executor, _verifier in _BUILT_IN:
+_BUILT_IN_VERIFIERS = {
+    "ledger_transfer": "LedgerVerifier", "order_creation": "OrderVerifier",
+    "record_update": "RecordVerifier", "byte_delivery": "DeliveryVerifier",
+    "deployment": "DeploymentVerifier", "document_signing": "SigningVerifier",
+    "reservation": "ReservationVerifier", "analysis_inclusion": "AnalysisVerifier",
+    "download_delivery": "DownloadVerifier",
+}
+for _name, _verifier in _BUILT_IN_VERIFIERS.items():
     EFFECT_IMPLEMENTATIONS.add(_name, EffectImplementation(
-        seeder=f"{_E}.seeding:seed_{_name}", executor=f"{_E}.execute.{_executor}",
-        verifier=f"{_E}.verify.{_verifier}"))
+        seeder=f"{_E}.seeding:seed_{_name}", executor=f"{_E}.execute.built_in:execute_{_name}",
+        verifier=f"{_E}.verify.built_in:{_verifier}"))

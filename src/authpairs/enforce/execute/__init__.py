@@ -1,4 +1,5 @@
-"""Effect executors: one module per effect type, each performing the real local operation.
+"""Effect executors: one function per effect type (the built-ins in :mod:`.built_in`), each
+performing the real local operation.
 
 An executor receives validated parameters (:mod:`authpairs.cases.effect_params`) and an
 :class:`ExecContext` (the read-write database connection, the sandbox root and the case scope),
