@@ -115,11 +115,6 @@ def _problems(exc: ValidationError, effect_type: str) -> list[tuple[str | None, 
     return found
 
 
-def validate_effect(effect: EffectDescriptor) -> None:
-    """Check a descriptor (for dataset loaders); raises :class:`DescriptorError` if malformed."""
-    parse_params(effect)
-
-
 def param_models() -> dict[str, type[EffectParams]]:
     """Every registered effect type's parameter model, by name."""
     return {name: EFFECT_TYPES.get(name).params for name in EFFECT_TYPES.names()}

@@ -31,7 +31,6 @@ SITES = ("www", "sites")
 DOWNLOADS = ("www", "downloads")
 PUBLIC_KEYS = ("keys", "public")
 PRIVATE_KEYS = ("keys", "private")
-WWW = "www"
 
 STABLE_PAGE = "stable.html"
 CANARY_PAGE = "canary.html"

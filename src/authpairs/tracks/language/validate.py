@@ -27,8 +27,6 @@ PLACEHOLDER = "TODO"
 METADATA_FIELDS = ("issuer", "time", "id")
 FACT_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
 DOC_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-IDENT_RE = re.compile(r"^[A-Za-z0-9._-]+$")
-DECIMAL_RE = re.compile(r"^\d+(?:\.\d+)?$")
 CANONICAL_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 CONTEXT_IDS = tuple(f"c{i}" for i in range(1, CONTEXTS_PER_SCENARIO + 1))
 
