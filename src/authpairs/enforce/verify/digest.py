@@ -66,21 +66,11 @@ class Digester:
         root = self._ch.root
         for sub in subtrees:
             path = root.joinpath(*sub)
-            # Record the subtree itself, then walk it (links are recorded, never followed).
             try:
                 st = os.lstat(path)
             except FileNotFoundError:
                 continue
-            key = ("file", *sub)
-            if stat.S_ISLNK(st.st_mode):
-                out[key] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(st.st_mode):
-                out[key] = ("dir",)
-                self._walk(str(path), sub, started, out)
-            elif stat.S_ISREG(st.st_mode):
-                out[key] = ("file", st.st_mode, self._file_digest(str(path), st, started))
-            else:
-                out[key] = ("special", st.st_mode)
+            self._record(str(path), sub, st, started, out)
         return out
 
     def _sql(self, out: Snapshot) -> None:
@@ -112,26 +102,27 @@ class Digester:
         self.hashed += 1
         return digest
 
+    def _record(self, path: str, rel: tuple[str, ...], st: os.stat_result, started_ns: int,
+                out: Snapshot) -> None:
+        """Record one entry by its ``lstat``: a link by its target (never followed), a directory
+        and everything under it, a regular file by mode and digest."""
+        key = ("file", *rel)
+        if stat.S_ISLNK(st.st_mode):
+            out[key] = ("link", os.readlink(path))
+        elif stat.S_ISDIR(st.st_mode):
+            out[key] = ("dir",)
+            self._walk(path, rel, started_ns, out)
+        elif stat.S_ISREG(st.st_mode):
+            out[key] = ("file", st.st_mode, self._file_digest(path, st, started_ns))
+        else:
+            out[key] = ("special", st.st_mode)
+
     def _walk(self, path: str, rel: tuple[str, ...], started_ns: int, out: Snapshot) -> None:
         with os.scandir(path) as entries:
             for entry in entries:
-                name = entry.name
-                if not rel and name in _DB_FILES:
-                    continue
-                key = ("file", *rel, name)
-                if entry.is_symlink():
-                    out[key] = ("link", os.readlink(entry.path))
-                elif entry.is_dir(follow_symlinks=False):
-                    out[key] = ("dir",)
-                    self._walk(entry.path, (*rel, name), started_ns, out)
-                else:
-                    st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode):
-                        out[key] = ("file", st.st_mode,
-                                    self._file_digest(entry.path, st, started_ns))
-                    else:
-                        out[key] = ("special", st.st_mode)
-
+                if rel or entry.name not in _DB_FILES:
+                    self._record(entry.path, (*rel, entry.name),
+                                 entry.stat(follow_symlinks=False), started_ns, out)
 
 def snapshot(ch: ReadChannel) -> Snapshot:
     """A one-off snapshot without a cache (every file hashed)."""
