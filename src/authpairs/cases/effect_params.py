@@ -58,19 +58,13 @@ class DescriptorError(DataError):
         super().__init__(f"{where}: {message}")
 
 
-def _identifier(value: str) -> str:
-    if not _IDENTIFIER.fullmatch(value):
-        raise ValueError(
-            "must be an identifier: 1-128 characters of [A-Za-z0-9._-], not starting with '.'"
-            " (no paths, no '..', no spaces)"
-        )
-    return value
+def _matching(pattern: re.Pattern[str], message: str) -> Any:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(message)
+        return value
 
-
-def _version(value: str) -> str:
-    if not _VERSION.fullmatch(value):
-        raise ValueError("must be 1-64 characters of [A-Za-z0-9._+-]")
-    return value
+    return check
 
 
 def _decimal(value: str) -> str:
@@ -81,12 +75,6 @@ def _decimal(value: str) -> str:
         raise ValueError("must be greater than zero")
     if cents > MAX_AMOUNT_CENTS:
         raise ValueError("exceeds the sandbox limit of 100000000.00")
-    return value
-
-
-def _currency(value: str) -> str:
-    if not _CURRENCY.fullmatch(value):
-        raise ValueError("must be a three-letter upper-case currency code, e.g. 'USD'")
     return value
 
 
@@ -122,10 +110,14 @@ def _bounded(limit: int) -> Any:
     return check
 
 
-Identifier = Annotated[StrictStr, AfterValidator(_identifier)]
-Version = Annotated[StrictStr, AfterValidator(_version)]
+Identifier = Annotated[StrictStr, AfterValidator(_matching(
+    _IDENTIFIER, "must be an identifier: 1-128 characters of [A-Za-z0-9._-], not starting with "
+    "'.' (no paths, no '..', no spaces)"))]
+Version = Annotated[StrictStr, AfterValidator(_matching(
+    _VERSION, "must be 1-64 characters of [A-Za-z0-9._+-]"))]
 DecimalString = Annotated[StrictStr, AfterValidator(_decimal)]
-Currency = Annotated[StrictStr, AfterValidator(_currency)]
+Currency = Annotated[StrictStr, AfterValidator(_matching(
+    _CURRENCY, "must be a three-letter upper-case currency code, e.g. 'USD'"))]
 UtcTime = Annotated[StrictStr, AfterValidator(_utc)]
 NameText = Annotated[StrictStr, AfterValidator(_name_text)]
 Content = Annotated[StrictStr, AfterValidator(_bounded(MAX_CONTENT_BYTES))]

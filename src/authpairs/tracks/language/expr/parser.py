@@ -198,21 +198,13 @@ def _located(text: str, exc: UnexpectedInput, known: Iterable[str]) -> Expressio
 
 
 def _unquote(text: str) -> str:
-    body = text[1:-1]
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\":
-            nxt = body[i + 1]
-            if nxt not in _ESCAPES:
-                raise ExpressionSyntaxError(f"unknown escape '\\{nxt}' in string {text}")
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            out.append(char)
-            i += 1
-    return "".join(out)
+    def escape(match: re.Match[str]) -> str:
+        char = match.group(1)
+        if char not in _ESCAPES:
+            raise ExpressionSyntaxError(f"unknown escape '\\{char}' in string {text}")
+        return _ESCAPES[char]
+
+    return re.sub(r"\\(.)", escape, text[1:-1], flags=re.DOTALL)
 
 
 def _bind(node: Expr, var: str) -> Expr:
