@@ -23,7 +23,7 @@ from typing import Any
 from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
 from authpairs.cases.models import EffectDescriptor
 from authpairs.enforce.enforcer import LocalEnforcer
-from authpairs.enforce.samples import generated_descriptors
+from authpairs.enforce.selftest import generated_descriptors
 from authpairs.review.outcome import Dispatch
 
 TARGET_S = 5.0

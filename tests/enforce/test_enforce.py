@@ -192,8 +192,7 @@ def test_records_round_trip_as_json(enforcer: LocalEnforcer, dispatch: Dispatch)
 
 
 def test_effects_check_passes_on_generated_descriptors(tmp_path: Path) -> None:
-    from authpairs.enforce.samples import generated_descriptors
-    from authpairs.enforce.selftest import audit_effects
+    from authpairs.enforce.selftest import audit_effects, generated_descriptors
 
     pairs = generated_descriptors(27)
     assert {e.type for _, e in pairs} == set(EFFECT_TYPES)
@@ -205,8 +204,7 @@ def test_effects_check_passes_on_generated_descriptors(tmp_path: Path) -> None:
 def test_effects_check_reports_a_failing_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
     from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as REGISTRY
-    from authpairs.enforce.samples import generated_descriptors
-    from authpairs.enforce.selftest import audit_effects
+    from authpairs.enforce.selftest import audit_effects, generated_descriptors
 
     spec = REGISTRY.get("record_update")
     monkeypatch.setattr(REGISTRY, "_loaded", {**REGISTRY._loaded, "record_update": type(spec)(

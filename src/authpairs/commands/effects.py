@@ -23,8 +23,7 @@ def effects_check(
 ) -> None:
     """Execute every language-track effect as ALLOW and as BLOCK in a throwaway sandbox and
     check that ALLOW is executed and verified, BLOCK changes nothing, and every audit passes."""
-    from authpairs.enforce.samples import generated_descriptors
-    from authpairs.enforce.selftest import audit_effects
+    from authpairs.enforce.selftest import audit_effects, generated_descriptors
 
     if generated:
         pairs = generated_descriptors()
