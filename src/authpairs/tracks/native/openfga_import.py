@@ -11,6 +11,7 @@ Nothing is evaluated here; the engine runs in :mod:`authpairs.tracks.native.open
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,11 +222,23 @@ def _str_field(raw: dict[str, Any], key: str, path: Path, where: str) -> str:
     return value
 
 
-def _assertions(raw: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
+def _entries(test: dict[str, Any], kind: str, noun: str, path: Path,
+             where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each entry of the test's ``kind`` list with its locator; each must be a mapping."""
+    for j, raw in enumerate(test.get(kind) or []):
+        loc = f"{where}.{kind}[{j}]"
+        if not isinstance(raw, dict):
+            raise NativeImportError(path, f"{noun} must be a mapping", loc)
+        yield loc, raw
+
+
+def _assertions(raw: dict[str, Any], path: Path, where: str) -> list[tuple[str, str, Any]]:
+    """``(locator, relation, expected)`` of each assertion of one entry."""
     value = raw.get("assertions")
     if not isinstance(value, dict) or not value:
         raise NativeImportError(path, "'assertions' must be a non-empty mapping", where)
-    return value
+    return [(f"{where}.assertions.{relation}", str(relation), expected)
+            for relation, expected in value.items()]
 
 
 def _parse_test(suite: FgaSuite, index: int, test: Any, base: list[dict[str, Any]]) -> None:
@@ -239,46 +252,34 @@ def _parse_test(suite: FgaSuite, index: int, test: Any, base: list[dict[str, Any
     name = str(test.get("name", ""))
     suite.test_names.append(name)
     tuples = sort_tuples(base + _tuple_list(test.get("tuples"), path, f"{where}.tuples"))
-    for j, check in enumerate(test.get("check") or []):
-        loc = f"{where}.check[{j}]"
-        if not isinstance(check, dict):
-            raise NativeImportError(path, "a check must be a mapping", loc)
+    for loc, check in _entries(test, "check", "a check", path, where):
         user, obj = _str_field(check, "user", path, loc), _str_field(check, "object", path, loc)
         context = _context(check, path, loc)
-        for relation, expected in _assertions(check, path, loc).items():
-            aloc = f"{loc}.assertions.{relation}"
+        for aloc, relation, expected in _assertions(check, path, loc):
             if not isinstance(expected, bool):
                 raise NativeImportError(path, "a check assertion must be true or false", aloc)
-            suite.checks.append(FgaCheck(aloc, index, name, user, str(relation), obj, context,
+            suite.checks.append(FgaCheck(aloc, index, name, user, relation, obj, context,
                                          tuples, expected))
-    for j, lo in enumerate(test.get("list_objects") or []):
-        loc = f"{where}.list_objects[{j}]"
-        if not isinstance(lo, dict):
-            raise NativeImportError(path, "a list_objects entry must be a mapping", loc)
+    for loc, lo in _entries(test, "list_objects", "a list_objects entry", path, where):
         user, typ = _str_field(lo, "user", path, loc), _str_field(lo, "type", path, loc)
         context = _context(lo, path, loc)
-        for relation, expected in _assertions(lo, path, loc).items():
-            aloc = f"{loc}.assertions.{relation}"
+        for aloc, relation, expected in _assertions(lo, path, loc):
             if not isinstance(expected, list):
                 raise NativeImportError(path, "a list_objects assertion must be a list", aloc)
-            suite.list_objects.append(FgaListObjects(aloc, index, user, typ, str(relation),
-                                                     context, tuple(sorted(map(str, expected)))))
-    for j, lu in enumerate(test.get("list_users") or []):
-        loc = f"{where}.list_users[{j}]"
-        if not isinstance(lu, dict):
-            raise NativeImportError(path, "a list_users entry must be a mapping", loc)
+            suite.list_objects.append(FgaListObjects(aloc, index, user, typ, relation, context,
+                                                     tuple(sorted(map(str, expected)))))
+    for loc, lu in _entries(test, "list_users", "a list_users entry", path, where):
         obj = _str_field(lu, "object", path, loc)
         filters = lu.get("user_filter")
         if not isinstance(filters, list) or not filters:
             raise NativeImportError(path, "'user_filter' must be a non-empty list", loc)
         flt = tuple(canonical_json(f) for f in filters)
         context = _context(lu, path, loc)
-        for relation, expected in _assertions(lu, path, loc).items():
-            aloc = f"{loc}.assertions.{relation}"
+        for aloc, relation, expected in _assertions(lu, path, loc):
             users = expected.get("users") if isinstance(expected, dict) else None
             if not isinstance(users, list):
                 raise NativeImportError(path, "a list_users assertion needs a 'users' list", aloc)
-            suite.list_users.append(FgaListUsers(aloc, index, obj, str(relation), flt, context,
+            suite.list_users.append(FgaListUsers(aloc, index, obj, relation, flt, context,
                                                  tuple(sorted(map(str, users)))))
 
 
