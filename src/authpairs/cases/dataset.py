@@ -10,7 +10,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -59,8 +59,7 @@ class Manifest:
 
     def to_dict(self) -> dict[str, object]:
         """Plain-JSON form, as stored with every run."""
-        return {"name": self.name, "n_cases": self.n_cases, "public_sha256": self.public_sha256,
-                "full_sha256": self.full_sha256}
+        return asdict(self)
 
 
 class CaseSource(Protocol):

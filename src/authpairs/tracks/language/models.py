@@ -53,17 +53,12 @@ class FactSpec(_Strict):
     fields: dict[str, FieldType] | None = Field(
         default=None, description="Records only: field name -> type.")
 
-    def records(self) -> list[dict[str, Any]]:
-        """The record values without their span keys (what the evaluators see)."""
-        if self.type != "records" or not isinstance(self.value, list):
-            return []
-        return [{k: v for k, v in item.items() if k not in RECORD_SPAN_KEYS}
-                if isinstance(item, dict) else item for item in self.value]
-
     def evaluated_value(self) -> Any:
         """The value as the evaluators read it (records without their span keys)."""
-        return self.records() if self.type == "records" and isinstance(self.value, list) \
-            else self.value
+        if self.type != "records" or not isinstance(self.value, list):
+            return self.value
+        return [{k: v for k, v in item.items() if k not in RECORD_SPAN_KEYS}
+                if isinstance(item, dict) else item for item in self.value]
 
     @field_validator("type", mode="before")
     @classmethod
