@@ -85,12 +85,8 @@ def write_file(root: Path, parts: Sequence[str], data: bytes, mode: int = 0o644)
                 " refusing to replace it")
         ffd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                       mode, dir_fd=dfd)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(ffd, view):]
-        finally:
-            os.close(ffd)
+        with os.fdopen(ffd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -114,21 +110,13 @@ def read_file(root: Path, parts: Sequence[str], max_bytes: int) -> bytes:
             raise
     finally:
         os.close(dfd)
-    try:
+    with os.fdopen(ffd, "rb") as fh:
         st = os.fstat(ffd)
         if not stat.S_ISREG(st.st_mode):
             raise ContainmentError(f"'{'/'.join(parts)}' is not a regular file")
         if st.st_size > max_bytes:
             raise ContainmentError(f"'{'/'.join(parts)}' exceeds {max_bytes} bytes")
-        chunks = []
-        while True:
-            chunk = os.read(ffd, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(ffd)
+        return fh.read()
 
 
 def exists(root: Path, parts: Sequence[str]) -> bool:
