@@ -139,7 +139,3 @@ class Case(_Strict):
     def public_sha256(self) -> str:
         """SHA-256 of the canonical public input."""
         return sha256_hex(self.public)
-
-    def case_sha256(self) -> str:
-        """SHA-256 of the whole canonical case (public and reference halves)."""
-        return sha256_hex(self)
