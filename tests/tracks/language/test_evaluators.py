@@ -202,12 +202,17 @@ def test_sqlite_evaluator_is_separate_code() -> None:
 
     from authpairs.tracks.language.expr import sqlite_eval
 
+    package = "authpairs.tracks.language.expr"
     tree = python_ast.parse(inspect.getsource(sqlite_eval))
-    imported = {node.module for node in python_ast.walk(tree)
-                if isinstance(node, python_ast.ImportFrom)}
-    assert "authpairs.tracks.language.expr.interpreter" not in imported
-    assert {m for m in imported if m and m.startswith("authpairs")} == {
-        "authpairs.tracks.language.expr.ast", "authpairs.tracks.language.expr.result"}
+    imported: set[str] = set()
+    for node in python_ast.walk(tree):
+        if isinstance(node, python_ast.ImportFrom) and node.module:
+            # ``from <package> import <module>`` imports that module of the package
+            imported |= ({f"{package}.{alias.name}" for alias in node.names}
+                         if node.module == package else {node.module})
+    assert f"{package}.interpreter" not in imported
+    assert {m for m in imported if m.startswith("authpairs")} == {
+        f"{package}.ast", f"{package}.result"}
 
 
 _POOL: list[TypedFact] = [

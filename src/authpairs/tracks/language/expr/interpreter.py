@@ -43,21 +43,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from authpairs.tracks.language.expr.ast import (
-    DURATION_UNITS,
-    Aggregate,
-    Arith,
-    BoolOp,
-    Duration,
-    Expr,
-    Field,
-    Length,
-    ListLit,
-    Lit,
-    Name,
-    Not,
-    quantifier_item,
-)
+from authpairs.tracks.language.expr import ast
 from authpairs.tracks.language.expr.result import (
     MAX_DURATION_SECONDS,
     MAX_EPOCH,
@@ -231,31 +217,31 @@ class Interpreter:
             self.missing.append(path)
         return _UNRESOLVED
 
-    def eval(self, node: Expr) -> _Result:
+    def eval(self, node: ast.Expr) -> _Result:
         """Evaluate one node."""
-        if isinstance(node, Lit):
+        if isinstance(node, ast.Lit):
             if node.kind == "timestamp":
                 epoch = _epoch(str(node.value))
                 return _Err(f"bad timestamp @{node.value}") if epoch is None else \
                     _Val("timestamp", epoch)
             return _Val(node.kind, node.value)
-        if isinstance(node, ListLit):
+        if isinstance(node, ast.ListLit):
             return _list_value([item.value for item in node.items], "list literal")
-        if isinstance(node, Name):
+        if isinstance(node, ast.Name):
             return self._lookup(node.path)
-        if isinstance(node, Not):
+        if isinstance(node, ast.Not):
             return _not(self.eval(node.operand))
-        if isinstance(node, BoolOp):
+        if isinstance(node, ast.BoolOp):
             return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
-        if isinstance(node, Length):
+        if isinstance(node, ast.Length):
             return _length(self.eval(node.operand))
-        if isinstance(node, Duration):
+        if isinstance(node, ast.Duration):
             return _duration(node.unit, self.eval(node.operand))
-        if isinstance(node, Field):
+        if isinstance(node, ast.Field):
             record = self._env[node.var]
             return record[node.field] if node.field in record else \
                 self._miss(f"{node.var}.{node.field}")
-        if isinstance(node, Aggregate):
+        if isinstance(node, ast.Aggregate):
             return self._aggregate(node)
         left, right = self.eval(node.left), self.eval(node.right)
         if isinstance(left, _Err):
@@ -264,12 +250,12 @@ class Interpreter:
             return right
         if isinstance(left, _Unresolved) or isinstance(right, _Unresolved):
             return _UNRESOLVED
-        if isinstance(node, Arith):
+        if isinstance(node, ast.Arith):
             return _arith(node.op, left, right)
         return _compare(node.op, left, right)
 
 
-    def _in(self, var: str, record: dict[str, _Val], node: Expr) -> _Result:
+    def _in(self, var: str, record: dict[str, _Val], node: ast.Expr) -> _Result:
         """Evaluate ``node`` with ``var`` bound to ``record``."""
         saved = self._env
         self._env = {**saved, var: record}
@@ -278,14 +264,14 @@ class Interpreter:
         finally:
             self._env = saved
 
-    def _aggregate(self, node: Aggregate) -> _Result:
+    def _aggregate(self, node: ast.Aggregate) -> _Result:
         source = self.eval(node.source)
         if not isinstance(source, _Val):
             return source
         if source.kind != "records":
             return _Err(f"{node.func}() ranges over records, got {source.kind}")
         if node.func in ("any", "all"):
-            op, item = ("or" if node.func == "any" else "and"), quantifier_item(node)
+            op, item = ("or" if node.func == "any" else "and"), ast.quantifier_item(node)
             folded: _Result = _Val("boolean", node.func == "all")
             for record in source.data:
                 folded = _bool_op(op, folded, self._in(node.var, record, item))
@@ -379,7 +365,7 @@ def _duration(unit: str, value: _Result) -> _Result:
         return value
     if value.kind != "number":
         return _Err(f"{unit}() expects a number, got {value.kind}")
-    return _in_range("duration", value.data * DURATION_UNITS[unit])
+    return _in_range("duration", value.data * ast.DURATION_UNITS[unit])
 
 
 def _arith(op: str, left: _Val, right: _Val) -> _Result:
@@ -426,7 +412,7 @@ def _compare(op: str, left: _Val, right: _Val) -> _Result:
     return _Val("boolean", result)
 
 
-def interpret(expr: Expr, facts: Mapping[str, TypedFact],
+def interpret(expr: ast.Expr, facts: Mapping[str, TypedFact],
               request: Mapping[str, Any]) -> EvalResult:
     """Evaluate ``expr``; true/false are determinate, unresolved names the missing inputs."""
     machine = Interpreter(facts, request)

@@ -31,22 +31,7 @@ from lark.exceptions import (
 from lark.lexer import PatternStr
 
 from authpairs.errors import DataError
-from authpairs.tracks.language.expr.ast import (
-    AGGREGATES,
-    DURATION_UNITS,
-    Aggregate,
-    Arith,
-    BoolOp,
-    Compare,
-    Duration,
-    Expr,
-    Field,
-    Length,
-    ListLit,
-    Lit,
-    Name,
-    Not,
-)
+from authpairs.tracks.language.expr import ast
 
 KEYWORDS: tuple[str, ...] = ("and", "or", "not", "in", "subset", "true", "false", "null",
                              "for", "where")
@@ -92,7 +77,7 @@ NAME: /(?!KEYWORD(?![A-Za-z0-9_.]))[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t"}
 
 
-FUNCTIONS: tuple[str, ...] = ("length", *DURATION_UNITS, *AGGREGATES)
+FUNCTIONS: tuple[str, ...] = ("length", *ast.DURATION_UNITS, *ast.AGGREGATES)
 _OPERATORS = (*KEYWORDS, *FUNCTIONS, "==", "!=", "<", "<=", ">", ">=", "+", "-")
 _ALIASES = {"=": "==", "&&": "and", "&": "and", "||": "or", "|": "or", "!": "not",
             "<>": "!=", "=<": "<=", "=>": ">="}
@@ -189,7 +174,7 @@ def _located(text: str, exc: UnexpectedInput, known: Iterable[str]) -> Expressio
               f"{caret_excerpt(text, line, column)}\nexpected one of: {_describe(expected)}"
     expected = list(expected)
     hint = suggest(found, known, _expected_words(expected, known)) if found else None
-    if found in DURATION_UNITS:
+    if found in ast.DURATION_UNITS:
         message += f"\ndurations are written {found}(N), e.g. request.environment.time - " \
                    f"{found}(30)"
     elif hint:
@@ -207,9 +192,9 @@ def _unquote(text: str) -> str:
     return re.sub(r"\\(.)", escape, text[1:-1], flags=re.DOTALL)
 
 
-def _bind(node: Expr, var: str) -> Expr:
+def _bind(node: ast.Expr, var: str) -> ast.Expr:
     """Turn the names ``var.field`` inside an aggregate body into :class:`Field` nodes."""
-    if isinstance(node, Name):
+    if isinstance(node, ast.Name):
         head, _, rest = node.path.partition(".")
         if head != var:
             return node
@@ -217,8 +202,8 @@ def _bind(node: Expr, var: str) -> Expr:
             raise ExpressionSyntaxError(
                 f"'{node.path}': '{var}' stands for one record; name one of its fields, "
                 f"e.g. {var}.amount (records have flat fields)")
-        return Field(var, rest)
-    if isinstance(node, Aggregate) and node.var == var:  # an inner aggregate shadows var
+        return ast.Field(var, rest)
+    if isinstance(node, ast.Aggregate) and node.var == var:  # an inner aggregate shadows var
         return dataclasses.replace(node, source=_bind(node.source, var))
     changes: dict[str, Any] = {}
     for item in dataclasses.fields(node):
@@ -229,31 +214,32 @@ def _bind(node: Expr, var: str) -> Expr:
 
 
 @v_args(inline=True)
-class _ToAst(Transformer[Token, Expr]):
+class _ToAst(Transformer[Token, ast.Expr]):
     """Turns the lark parse tree into AST nodes."""
 
-    def or_(self, left: Expr, right: Expr) -> Expr:
-        return BoolOp("or", left, right)
+    def or_(self, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        return ast.BoolOp("or", left, right)
 
-    def and_(self, left: Expr, right: Expr) -> Expr:
-        return BoolOp("and", left, right)
+    def and_(self, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        return ast.BoolOp("and", left, right)
 
-    def not_(self, operand: Expr) -> Expr:
-        return Not(operand)
+    def not_(self, operand: ast.Expr) -> ast.Expr:
+        return ast.Not(operand)
 
-    def compare(self, left: Expr, op: Token, right: Expr) -> Expr:
-        return Compare(str(op), left, right)  # type: ignore[arg-type]
+    def compare(self, left: ast.Expr, op: Token, right: ast.Expr) -> ast.Expr:
+        return ast.Compare(str(op), left, right)  # type: ignore[arg-type]
 
-    def in_(self, left: Expr, right: Expr) -> Expr:
-        return Compare("in", left, right)
+    def in_(self, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        return ast.Compare("in", left, right)
 
-    def subset_(self, left: Expr, right: Expr) -> Expr:
-        return Compare("subset", left, right)
+    def subset_(self, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        return ast.Compare("subset", left, right)
 
-    def arith(self, left: Expr, op: Token, right: Expr) -> Expr:
-        return Arith(str(op), left, right)  # type: ignore[arg-type]
+    def arith(self, left: ast.Expr, op: Token, right: ast.Expr) -> ast.Expr:
+        return ast.Arith(str(op), left, right)  # type: ignore[arg-type]
 
-    def call(self, func: Token, first: Expr, binder: Expr | None, where: Expr | None) -> Expr:
+    def call(self, func: Token, first: ast.Expr, binder: ast.Expr | None,
+             where: ast.Expr | None) -> ast.Expr:
         name = str(func)
         where_at = f"in {name}(...) at line {func.line}, column {func.column}"
         if name not in FUNCTIONS:
@@ -267,15 +253,15 @@ class _ToAst(Transformer[Token, Expr]):
             if binder is not None or where is not None:
                 raise ExpressionSyntaxError(f"'for'/'where' {where_at}: length takes one list",
                                             func.line, func.column)
-            return Length(first)
-        if name in DURATION_UNITS:
+            return ast.Length(first)
+        if name in ast.DURATION_UNITS:
             if binder is not None or where is not None:
                 raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes one "
                                             f"number, e.g. {name}(30)", func.line, func.column)
-            return Duration(name, first)  # type: ignore[arg-type]
+            return ast.Duration(name, first)  # type: ignore[arg-type]
         value, binding = (first, binder) if binder is not None else (None, first)
-        if not (isinstance(binding, Compare) and binding.op == "in"
-                and isinstance(binding.left, Name) and "." not in binding.left.path
+        if not (isinstance(binding, ast.Compare) and binding.op == "in"
+                and isinstance(binding.left, ast.Name) and "." not in binding.left.path
                 and binding.left.path != "request"):
             raise ExpressionSyntaxError(
                 f"{where_at}: expected 'item in records', e.g. {name}(a in approvals where "
@@ -285,47 +271,47 @@ class _ToAst(Transformer[Token, Expr]):
                 f"{where_at}: {name} needs a value, e.g. {name}(c.amount for c in "
                 "commitments)", func.line, func.column)
         var = binding.left.path
-        return Aggregate(name, var, binding.right,  # type: ignore[arg-type]
-                         None if where is None else _bind(where, var),
-                         None if value is None else _bind(value, var))
+        return ast.Aggregate(name, var, binding.right,  # type: ignore[arg-type]
+                             None if where is None else _bind(where, var),
+                             None if value is None else _bind(value, var))
 
-    def name(self, token: Token) -> Expr:
-        if str(token) in DURATION_UNITS:
+    def name(self, token: Token) -> ast.Expr:
+        if str(token) in ast.DURATION_UNITS:
             raise ExpressionSyntaxError(
                 f"'{token}' at line {token.line}, column {token.column} is a duration: write "
                 f"{token}(N), e.g. {token}(30)", token.line, token.column)
-        return Name(str(token))
+        return ast.Name(str(token))
 
-    def list_(self, *items: Any) -> Expr:
+    def list_(self, *items: Any) -> ast.Expr:
         lits = tuple(item for item in items if item is not None)
         for lit in lits:
-            if not isinstance(lit, Lit) or lit.kind not in ("string", "number"):
+            if not isinstance(lit, ast.Lit) or lit.kind not in ("string", "number"):
                 raise ExpressionSyntaxError("list literals may hold only strings and numbers")
-        return ListLit(lits)
+        return ast.ListLit(lits)
 
-    def string(self, token: Token) -> Expr:
-        return Lit("string", _unquote(str(token)))
+    def string(self, token: Token) -> ast.Expr:
+        return ast.Lit("string", _unquote(str(token)))
 
-    def number(self, token: Token) -> Expr:
+    def number(self, token: Token) -> ast.Expr:
         text = str(token)
-        return Lit("number", float(text) if "." in text else int(text))
+        return ast.Lit("number", float(text) if "." in text else int(text))
 
-    def timestamp(self, token: Token) -> Expr:
+    def timestamp(self, token: Token) -> ast.Expr:
         text = str(token)[1:]
         try:
             datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
         except ValueError as exc:
             raise ExpressionSyntaxError(f"invalid timestamp literal @{text}") from exc
-        return Lit("timestamp", text)
+        return ast.Lit("timestamp", text)
 
-    def true(self) -> Expr:
-        return Lit("boolean", True)
+    def true(self) -> ast.Expr:
+        return ast.Lit("boolean", True)
 
-    def false(self) -> Expr:
-        return Lit("boolean", False)
+    def false(self) -> ast.Expr:
+        return ast.Lit("boolean", False)
 
-    def null(self) -> Expr:
-        return Lit("null", None)
+    def null(self) -> ast.Expr:
+        return ast.Lit("null", None)
 
 
 @lru_cache(maxsize=1)
@@ -334,7 +320,7 @@ def _parser() -> Lark:
 
 
 @lru_cache(maxsize=4096)
-def parse_expression(text: str, known: tuple[str, ...] = ()) -> Expr:
+def parse_expression(text: str, known: tuple[str, ...] = ()) -> ast.Expr:
     """Parse ``text`` into an AST. Raises :class:`ExpressionSyntaxError` with the position,
     the expected tokens and a suggestion (``known``: fact names to suggest from)."""
     try:
@@ -344,7 +330,7 @@ def parse_expression(text: str, known: tuple[str, ...] = ()) -> Expr:
     except LarkError as exc:
         raise ExpressionSyntaxError(f"syntax error: {exc}") from exc
     try:
-        result: Expr = _ToAst().transform(tree)
+        result: ast.Expr = _ToAst().transform(tree)
     except VisitError as exc:
         orig = exc.orig_exc
         if isinstance(orig, ExpressionSyntaxError):

@@ -30,21 +30,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from authpairs.tracks.language.expr.ast import (
-    DURATION_UNITS,
-    Aggregate,
-    Arith,
-    BoolOp,
-    Duration,
-    Expr,
-    Field,
-    Length,
-    ListLit,
-    Lit,
-    Name,
-    Not,
-    quantifier_item,
-)
+from authpairs.tracks.language.expr import ast
 from authpairs.tracks.language.expr.result import (
     MAX_DURATION_SECONDS,
     MAX_EPOCH,
@@ -176,16 +162,16 @@ class _Compiler:
         self.ctes.append(f"{cte}(k, t, v, e) AS MATERIALIZED ({sql})")
         return cte
 
-    def compile(self, node: Expr) -> str:
+    def compile(self, node: ast.Expr) -> str:
         """Compile ``node``; return the name of its CTE."""
         scope = self.scope
-        if isinstance(node, Lit):
+        if isinstance(node, ast.Lit):
             return self._literal(node)
-        if isinstance(node, ListLit):
+        if isinstance(node, ast.ListLit):
             marks = ", ".join("?" for _ in node.items)
             self.params.extend(item.value for item in node.items)
             return self._add(f"SELECT s.k, 'list', json_array({marks}), NULL FROM {scope} s")
-        if isinstance(node, Name):
+        if isinstance(node, ast.Name):
             if node.path not in self.names:
                 self.names.append(node.path)
             self.params.append(node.path)
@@ -194,24 +180,24 @@ class _Compiler:
                 "WHEN 'error' THEN NULL ELSE f.v END, "
                 "CASE f.type WHEN 'error' THEN f.v END "
                 f"FROM {scope} s LEFT JOIN facts f ON f.name = ?")
-        if isinstance(node, Field):
+        if isinstance(node, ast.Field):
             self.params.extend([f"$.{node.var}.{node.field}.t", f"$.{node.var}.{node.field}.v"])
             return self._add(
                 "SELECT k, t, CASE t WHEN 'timestamp' THEN unixepoch(v) ELSE v END, NULL FROM ("
                 f"SELECT s.k AS k, json_extract(s.b, ?) AS t, json_extract(s.b, ?) AS v "
                 f"FROM {scope} s)")
-        if isinstance(node, Aggregate):
+        if isinstance(node, ast.Aggregate):
             return self._aggregate(node)
-        if isinstance(node, Not):
+        if isinstance(node, ast.Not):
             a = self.compile(node.operand)
             return self._add(
                 f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'boolean' "
                 f"THEN 'boolean' ELSE 'error' END, CASE WHEN {a}.t = 'boolean' THEN NOT {a}.v "
                 f"END, CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'boolean' "
                 f"THEN 'not expects a boolean, got ' || {a}.t END FROM {a}")
-        if isinstance(node, BoolOp):
+        if isinstance(node, ast.BoolOp):
             return self._bool(node)
-        if isinstance(node, Length):
+        if isinstance(node, ast.Length):
             a = self.compile(node.operand)
             return self._add(
                 f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'list' "
@@ -219,14 +205,14 @@ class _Compiler:
                 f"THEN json_array_length({a}.v) END, "
                 f"CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'list' "
                 f"THEN 'length expects a list, got ' || {a}.t END FROM {a}")
-        if isinstance(node, Duration):
+        if isinstance(node, ast.Duration):
             return self._duration(node)
         a, b = self.compile(node.left), self.compile(node.right)
-        if isinstance(node, Arith):
+        if isinstance(node, ast.Arith):
             return self._arith(node.op, a, b)
         return self._compare(node.op, a, b)
 
-    def _duration(self, node: Duration) -> str:
+    def _duration(self, node: ast.Duration) -> str:
         """``days(n)`` and friends: n times the unit's seconds, typed 'duration'."""
         a = self.compile(node.operand)
         long = _OUT_OF_RANGE["duration"].format(v="x.v")
@@ -237,7 +223,7 @@ class _Compiler:
             f"THEN '{node.unit} expects a number, got ' || x.t WHEN " + long +
             " THEN 'duration longer than 10,000 years' END "
             f"FROM (SELECT {a}.k AS k, {a}.t AS t, CASE WHEN {a}.t = 'number' "
-            f"THEN {a}.v * {DURATION_UNITS[node.unit]} END AS v, {a}.e AS e FROM {a}) x")
+            f"THEN {a}.v * {ast.DURATION_UNITS[node.unit]} END AS v, {a}.e AS e FROM {a}) x")
 
     def _arith(self, op: str, a: str, b: str) -> str:
         """``+``/``-``: numbers, or time arithmetic; the result type is chosen from both types."""
@@ -262,7 +248,7 @@ class _Compiler:
             f"{kind} AS rk, CASE WHEN ({kind}) IS NOT NULL THEN {a}.v {op} {b}.v END AS v "
             f"FROM {a} JOIN {b} ON {b}.k = {a}.k) x")
 
-    def _literal(self, node: Lit) -> str:
+    def _literal(self, node: ast.Lit) -> str:
         scope = self.scope
         if node.kind == "null":
             return self._add(f"SELECT s.k, 'null', NULL, NULL FROM {scope} s")
@@ -272,7 +258,7 @@ class _Compiler:
         self.params.append(1 if node.value is True else 0 if node.value is False else node.value)
         return self._add(f"SELECT s.k, '{node.kind}', ?, NULL FROM {scope} s")
 
-    def _bool(self, node: BoolOp) -> str:
+    def _bool(self, node: ast.BoolOp) -> str:
         a, b = self.compile(node.left), self.compile(node.right)
         op = node.op.upper()
         bad = (f"({a}.t IS NOT NULL AND {a}.t <> 'boolean') OR "
@@ -332,7 +318,7 @@ class _Compiler:
         return self._binary(a, b, "boolean", orderable, f"{a}.v {op} {b}.v",
                             f"'{op} cannot order these types'")
 
-    def _aggregate(self, node: Aggregate) -> str:
+    def _aggregate(self, node: ast.Aggregate) -> str:
         """Open a scope with one row per record, compile the body in it, fold it back."""
         src, outer = self.compile(node.source), self.scope
         inner = f"s{len(self.ctes)}"
@@ -373,9 +359,9 @@ class _Compiler:
             f"COALESCE({source_problem}, CASE WHEN g.bad THEN g.msg END) "
             f"FROM {outer} o JOIN {src} x ON x.k = o.k LEFT JOIN ({group}) g ON g.k = o.k")
 
-    def _quantifier_group(self, node: Aggregate, inner: str) -> str:
+    def _quantifier_group(self, node: ast.Aggregate, inner: str) -> str:
         """Per enclosing row: some record decides (hit), some is not boolean, some unresolved."""
-        item = self.compile(quantifier_item(node))
+        item = self.compile(ast.quantifier_item(node))
         dom = 1 if node.func == "any" else 0
         return (f"SELECT s.p AS k, MAX(i.t = 'boolean' AND i.v = {dom}) AS hit, "
                 "MAX(i.t IS NOT NULL AND i.t <> 'boolean') AS bad, MAX(i.t IS NULL) AS unres, "
@@ -383,9 +369,9 @@ class _Compiler:
                 f"THEN '{node.func} expects booleans, got ' || i.t END) AS msg "
                 f"FROM {inner} s JOIN {item} i ON i.k = s.k GROUP BY s.p")
 
-    def _strict_group(self, node: Aggregate, inner: str) -> str:
+    def _strict_group(self, node: ast.Aggregate, inner: str) -> str:
         """Per enclosing row: any bad or unresolved record, and the fold of the used values."""
-        cond = self.compile(node.where if node.where is not None else Lit("boolean", True))
+        cond = self.compile(node.where if node.where is not None else ast.Lit("boolean", True))
         value = self.compile(node.value) if node.value is not None else cond
         kinds = _AGG_KINDS[node.func] if node.value is not None else "'boolean'"
         status = (f"CASE WHEN c.t IS NULL THEN 'u' WHEN c.t <> 'boolean' THEN 'x' "
@@ -410,7 +396,7 @@ class _Compiler:
                 f"MAX(CASE WHEN st = 'use' THEN vt END) AS vt FROM {items} GROUP BY k")
 
 
-def evaluate_sql(expr: Expr, facts: Mapping[str, TypedFact],
+def evaluate_sql(expr: ast.Expr, facts: Mapping[str, TypedFact],
                  request: Mapping[str, Any]) -> EvalResult:
     """Evaluate ``expr`` in a fresh in-memory SQLite database loaded with facts and request."""
     rows: list[tuple[str, str, Any]] = []
