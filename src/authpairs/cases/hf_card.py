@@ -15,20 +15,10 @@ from typing import Any
 
 import yaml
 
+from authpairs.cases import hf
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.hf import (
-    COLUMN_DESCRIPTIONS,
-    CONFIGS,
-    DOCUMENT_FIELDS,
-    PAPER_CITATION,
-    PUBLIC_COLUMNS,
-    REFERENCE_COLUMNS,
-    SplitSize,
-    licences,
-    split_file,
-)
 
-COLUMNS = {"public": PUBLIC_COLUMNS, "reference": REFERENCE_COLUMNS}
+COLUMNS = {"public": hf.PUBLIC_COLUMNS, "reference": hf.REFERENCE_COLUMNS}
 
 
 def hub_license_id(licence: str) -> str:
@@ -44,21 +34,21 @@ def _features(columns: dict[str, str]) -> list[dict[str, Any]]:
     for name, dtype in columns.items():
         if dtype == "documents":
             features.append({"name": name, "list": [{"name": f, "dtype": "string"}
-                                                    for f in DOCUMENT_FIELDS]})
+                                                    for f in hf.DOCUMENT_FIELDS]})
         else:
             features.append({"name": name, "dtype": dtype})
     return features
 
 
 def card_metadata(dataset: Dataset, counts: dict[str, int],
-                  sizes: dict[str, dict[str, SplitSize]]) -> dict[str, Any]:
+                  sizes: dict[str, dict[str, hf.SplitSize]]) -> dict[str, Any]:
     """The YAML front matter of the card (``sizes``: per config and split, as written)."""
-    ids = sorted({hub_license_id(text) for text in licences(dataset)})
+    ids = sorted({hub_license_id(text) for text in hf.licences(dataset)})
     configs, infos = [], []
-    for config in CONFIGS:
+    for config in hf.CONFIGS:
         entry: dict[str, Any] = {
             "config_name": config,
-            "data_files": [{"split": s, "path": split_file(config, s)} for s in counts]}
+            "data_files": [{"split": s, "path": hf.split_file(config, s)} for s in counts]}
         if config == "public":
             entry["default"] = True
         configs.append(entry)
@@ -95,13 +85,13 @@ def _sources_table(dataset: Dataset) -> str:
 def _columns_table(config: str) -> str:
     lines = ["| column | type | description |", "|---|---|---|"]
     for name, dtype in COLUMNS[config].items():
-        shown = "list of {" + ", ".join(DOCUMENT_FIELDS) + "}" if dtype == "documents" else dtype
-        lines.append(f"| `{name}` | {shown} | {COLUMN_DESCRIPTIONS[name]} |")
+        shown = "list of {" + ", ".join(hf.DOCUMENT_FIELDS) + "}" if dtype == "documents" else dtype
+        lines.append(f"| `{name}` | {shown} | {hf.COLUMN_DESCRIPTIONS[name]} |")
     return "\n".join(lines)
 
 
 def dataset_card(dataset: Dataset, counts: dict[str, int],
-                 sizes: dict[str, dict[str, SplitSize]]) -> str:
+                 sizes: dict[str, dict[str, hf.SplitSize]]) -> str:
     """The full README.md: YAML front matter plus a description of configs, columns, sources."""
     front = yaml.safe_dump(card_metadata(dataset, counts, sizes), sort_keys=False,
                            allow_unicode=True)
@@ -151,6 +141,6 @@ Public manifest SHA-256: `{manifest.public_sha256}`
 ## Citation
 
 ```bibtex
-{PAPER_CITATION}
+{hf.PAPER_CITATION}
 ```
 """

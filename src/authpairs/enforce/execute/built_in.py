@@ -10,26 +10,15 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from authpairs.cases.effect_params import (
-    AnalysisInclusion,
-    ByteDelivery,
-    Deployment,
-    DocumentSigning,
-    DownloadDelivery,
-    LedgerTransfer,
-    OrderCreation,
-    RecordUpdate,
-    Reservation,
-    to_cents,
-)
+from authpairs.cases import effect_params
 from authpairs.enforce import layout
 from authpairs.enforce.execute.context import ExecContext, ExecutionError
 from authpairs.enforce.safepath import read_file, write_file
 
 
-def execute_ledger_transfer(p: LedgerTransfer, ctx: ExecContext) -> dict[str, Any]:
+def execute_ledger_transfer(p: effect_params.LedgerTransfer, ctx: ExecContext) -> dict[str, Any]:
     """Move ``p.amount`` from ``p.from_account`` to ``p.to_account`` in one transaction."""
-    cents = to_cents(p.amount)
+    cents = effect_params.to_cents(p.amount)
     with ctx.db:
         rows = dict(ctx.db.execute(
             "SELECT account_id, balance_cents FROM accounts WHERE scope = ? "
@@ -51,9 +40,9 @@ def execute_ledger_transfer(p: LedgerTransfer, ctx: ExecContext) -> dict[str, An
     return {"transfer_no": last + 1, "amount_cents": cents}
 
 
-def execute_order_creation(p: OrderCreation, ctx: ExecContext) -> dict[str, Any]:
+def execute_order_creation(p: effect_params.OrderCreation, ctx: ExecContext) -> dict[str, Any]:
     """Create order ``p.order_id``; an existing order id is refused."""
-    unit = to_cents(p.unit_price)
+    unit = effect_params.to_cents(p.unit_price)
     total = unit * p.quantity
     with ctx.db:
         if ctx.db.execute("SELECT 1 FROM orders WHERE scope = ? AND order_id = ?",
@@ -66,7 +55,7 @@ def execute_order_creation(p: OrderCreation, ctx: ExecContext) -> dict[str, Any]
     return {"order_id": p.order_id, "total_cents": total}
 
 
-def execute_record_update(p: RecordUpdate, ctx: ExecContext) -> dict[str, Any]:
+def execute_record_update(p: effect_params.RecordUpdate, ctx: ExecContext) -> dict[str, Any]:
     """Set ``p.field`` of ``p.record_id`` to ``p.value`` (parameterized SQL)."""
     with ctx.db:
         cur = ctx.db.execute("UPDATE records SET value = ?, rev = rev + 1 "
@@ -77,14 +66,14 @@ def execute_record_update(p: RecordUpdate, ctx: ExecContext) -> dict[str, Any]:
     return {"record_id": p.record_id, "field": p.field}
 
 
-def execute_byte_delivery(p: ByteDelivery, ctx: ExecContext) -> dict[str, Any]:
+def execute_byte_delivery(p: effect_params.ByteDelivery, ctx: ExecContext) -> dict[str, Any]:
     """Write ``p.content`` (UTF-8) to ``outbox/<scope>/<recipient>/<file_name>``."""
     data = p.content.encode("utf-8")
     write_file(ctx.root, layout.outbox_path(ctx.scope, p.recipient, p.file_name), data)
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def execute_deployment(p: Deployment, ctx: ExecContext) -> dict[str, Any]:
+def execute_deployment(p: effect_params.Deployment, ctx: ExecContext) -> dict[str, Any]:
     """Write the canary page, then switch ``release.json`` to the new version and percentage."""
     base = layout.site_dir(ctx.scope, p.service)
     current = json.loads(read_file(ctx.root, (*base, layout.RELEASE_FILE), 65536))
@@ -105,7 +94,7 @@ def execute_deployment(p: Deployment, ctx: ExecContext) -> dict[str, Any]:
             "url_path": layout.site_url_path(ctx.scope, p.service)}
 
 
-def execute_document_signing(p: DocumentSigning, ctx: ExecContext) -> dict[str, Any]:
+def execute_document_signing(p: effect_params.DocumentSigning, ctx: ExecContext) -> dict[str, Any]:
     """Sign the stored document bytes as ``p.signer``; refuse if they differ from ``p.content``."""
     doc = read_file(ctx.root, layout.document_path(ctx.scope, p.document_id, p.file_name),
                     1 << 22)
@@ -130,7 +119,7 @@ def execute_document_signing(p: DocumentSigning, ctx: ExecContext) -> dict[str, 
     return {"key_id": row[0], "content_sha256": digest, "signature_hex": signature.hex()}
 
 
-def execute_reservation(p: Reservation, ctx: ExecContext) -> dict[str, Any]:
+def execute_reservation(p: effect_params.Reservation, ctx: ExecContext) -> dict[str, Any]:
     """Reserve ``p.resource_id`` for ``p.holder`` over ``[p.start, p.end)``."""
     with ctx.db:
         if not ctx.db.execute("SELECT 1 FROM bookables WHERE scope = ? AND resource_id = ?",
@@ -147,7 +136,8 @@ def execute_reservation(p: Reservation, ctx: ExecContext) -> dict[str, Any]:
     return {"resource_id": p.resource_id, "start": p.start, "end": p.end}
 
 
-def execute_analysis_inclusion(p: AnalysisInclusion, ctx: ExecContext) -> dict[str, Any]:
+def execute_analysis_inclusion(p: effect_params.AnalysisInclusion,
+                               ctx: ExecContext) -> dict[str, Any]:
     """Insert ``p.subject_id`` into ``p.dataset``; a subject already included is refused."""
     with ctx.db:
         if not ctx.db.execute("SELECT 1 FROM datasets WHERE scope = ? AND dataset = ?",
@@ -161,7 +151,8 @@ def execute_analysis_inclusion(p: AnalysisInclusion, ctx: ExecContext) -> dict[s
     return {"dataset": p.dataset, "subject_id": p.subject_id}
 
 
-def execute_download_delivery(p: DownloadDelivery, ctx: ExecContext) -> dict[str, Any]:
+def execute_download_delivery(p: effect_params.DownloadDelivery,
+                              ctx: ExecContext) -> dict[str, Any]:
     """Publish ``p.content`` at ``/downloads/<scope>/<recipient>/<file_name>`` and log it."""
     data = p.content.encode("utf-8")
     digest = hashlib.sha256(data).hexdigest()

@@ -12,19 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from authpairs.cases.models import Label
+from authpairs.tracks.language import spec
 from authpairs.tracks.language.evaluate import ContextEvaluation, evaluate_scenario
 from authpairs.tracks.language.loader import Issue, collect_scenarios, scenarios_root
 from authpairs.tracks.language.models import LoadedScenario, Scenario
 from authpairs.tracks.language.quote_values import quoted_value_problems
-from authpairs.tracks.language.spec import (
-    CONTEXTS_PER_SCENARIO,
-    DEV_ONLY_FAMILIES,
-    DOMAIN_COUNTS,
-    GIVEAWAY_WORDS,
-    SPLIT_SCENARIOS,
-    TEST_FAMILY_INPUTS,
-    TEST_TITLES,
-)
 
 DATASET = "(dataset)"
 
@@ -80,7 +72,7 @@ def _err(report: CheckReport, file: str, where: str, message: str, scenario: str
 def check_giveaways(scenario: Scenario) -> list[tuple[str, str]]:
     """Giveaway words that appear in forbidden contexts but in no lawful context."""
     problems: list[tuple[str, str]] = []
-    for word, pattern in GIVEAWAY_WORDS.items():
+    for word, pattern in spec.GIVEAWAY_WORDS.items():
         regex = re.compile(pattern, re.IGNORECASE)
         hits = {c.id: any(regex.search(f"{d.issuer}\n{d.text}") for d in c.documents)
                 for c in scenario.contexts}
@@ -146,19 +138,19 @@ def _check_evaluations(report: CheckReport, item: LoadedScenario,
 
 
 def _inputs(scenarios: list[Scenario], split: str) -> int:
-    return sum(CONTEXTS_PER_SCENARIO for s in scenarios if s.split == split)
+    return sum(spec.CONTEXTS_PER_SCENARIO for s in scenarios if s.split == split)
 
 
 def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None:
     """Counts per docs/definitions.md: splits, domains, test families, dev-only families, exact
     test titles."""
     scenarios = [i.scenario for i in items]
-    for split, wanted in SPLIT_SCENARIOS.items():
+    for split, wanted in spec.SPLIT_SCENARIOS.items():
         n_split = sum(1 for s in scenarios if s.split == split)
         if n_split != wanted:
             _err(report, DATASET, f"split {split}",
                  f"{n_split} scenarios, the definition requires {wanted}")
-    for domain, (n_scen, n_dev, n_test) in DOMAIN_COUNTS.items():
+    for domain, (n_scen, n_dev, n_test) in spec.DOMAIN_COUNTS.items():
         mine = [s for s in scenarios if s.domain == domain]
         got: tuple[int, int, int] = (len(mine), _inputs(mine, "dev"), _inputs(mine, "test"))
         report.domain_rows.append({"domain": domain, "scenarios": got[0], "dev": got[1],
@@ -169,29 +161,29 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                  f"requires {n_scen}/{n_dev}/{n_test}")
     test_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "test")
     dev_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "dev")
-    for family, wanted in TEST_FAMILY_INPUTS.items():
-        n_inputs = test_families[family] * CONTEXTS_PER_SCENARIO
+    for family, wanted in spec.TEST_FAMILY_INPUTS.items():
+        n_inputs = test_families[family] * spec.CONTEXTS_PER_SCENARIO
         report.family_rows.append({"family": family, "test": n_inputs, "want": wanted,
-                                   "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
+                                   "dev": dev_families[family] * spec.CONTEXTS_PER_SCENARIO})
         if n_inputs != wanted:
             _err(report, DATASET, f"family {family}",
                  f"{n_inputs} test inputs, the definition requires {wanted}")
-    for family in DEV_ONLY_FAMILIES:
+    for family in spec.DEV_ONLY_FAMILIES:
         report.family_rows.append({"family": family, "want": 0,
-                                   "test": test_families[family] * CONTEXTS_PER_SCENARIO,
-                                   "dev": dev_families[family] * CONTEXTS_PER_SCENARIO})
+                                   "test": test_families[family] * spec.CONTEXTS_PER_SCENARIO,
+                                   "dev": dev_families[family] * spec.CONTEXTS_PER_SCENARIO})
         if dev_families[family] == 0:
             _err(report, DATASET, f"family {family}", "development-only family has no "
                                                        "dev scenario")
     for item in items:
         s = item.scenario
-        if s.split == "test" and s.family in DEV_ONLY_FAMILIES:
+        if s.split == "test" and s.family in spec.DEV_ONLY_FAMILIES:
             _err(report, item.path, "family", f"{s.family} is a development-only family",
                  s.slug)
-        if s.split == "test" and s.title not in TEST_TITLES[s.domain]:
+        if s.split == "test" and s.title not in spec.TEST_TITLES[s.domain]:
             _err(report, item.path, "title", f"{s.title!r} is not one of the defined test titles "
                                              f"of domain {s.domain}", s.slug)
-    for domain, titles in TEST_TITLES.items():
+    for domain, titles in spec.TEST_TITLES.items():
         counts = Counter(s.title for s in scenarios if s.split == "test" and s.domain == domain)
         for title in titles:
             if counts[title] != 1:
