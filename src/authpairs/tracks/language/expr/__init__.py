@@ -5,19 +5,3 @@
 * :mod:`.sqlite_eval` -- evaluator 2, compiles the AST to SQL and runs it in SQLite.
 * :mod:`.result` -- the shared result type (``true`` / ``false`` / ``unresolved`` / ``error``).
 """
-
-from __future__ import annotations
-
-from authpairs.tracks.language.expr.ast import Expr, names
-from authpairs.tracks.language.expr.parser import ExpressionSyntaxError, parse_expression
-from authpairs.tracks.language.expr.result import EvalResult, Outcome, TypedFact
-
-__all__ = [
-    "EvalResult",
-    "Expr",
-    "ExpressionSyntaxError",
-    "Outcome",
-    "TypedFact",
-    "names",
-    "parse_expression",
-]
