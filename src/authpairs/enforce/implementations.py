@@ -83,5 +83,5 @@ _BUILT_IN_VERIFIERS = {
 }
 for _name, _verifier in _BUILT_IN_VERIFIERS.items():
     EFFECT_IMPLEMENTATIONS.add(_name, EffectImplementation(
-        seeder=f"{_E}.seeding:seed_{_name}", executor=f"{_E}.execute.built_in:execute_{_name}",
+        seeder=f"{_E}.seeding:seed_built_in", executor=f"{_E}.execute.built_in:execute_{_name}",
         verifier=f"{_E}.verify.built_in:{_verifier}"))

@@ -15,7 +15,6 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -77,56 +76,37 @@ def _site(root: Path, scope: str, service: str) -> None:
     write_file(root, (*base, layout.RELEASE_FILE), json.dumps(release).encode("utf-8"))
 
 
-def seed_ledger_transfer(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``ledger_transfer`` descriptor names."""
-    _account(db, scope, p.from_account, p.currency)
-    _account(db, scope, p.to_account, p.currency)
-
-
-def seed_order_creation(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``order_creation`` descriptor names."""
-    db.execute("INSERT OR IGNORE INTO vendors (scope, vendor) VALUES (?, ?)", (scope, p.vendor))
-
-
-def seed_record_update(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``record_update`` descriptor names."""
-    for field in {p.field, "owner", "status"}:
-        _record(db, scope, p.record_id, field)
-
-
-def seed_byte_delivery(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``byte_delivery`` descriptor names."""
-    _mkdir(root, (*layout.OUTBOX, scope, p.recipient))
-
-
-def seed_deployment(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``deployment`` descriptor names."""
-    _site(root, scope, p.service)
-
-
-def seed_document_signing(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``document_signing`` descriptor names."""
-    ensure_signer(db, root, p.signer)
-    doc = layout.document_path(scope, p.document_id, p.file_name)
-    if not exists(root, doc):
-        write_file(root, doc, p.content.encode("utf-8"))
-    _mkdir(root, layout.signature_path(scope, p.document_id, p.file_name)[:-1])
-
-
-def seed_reservation(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``reservation`` descriptor names."""
-    db.execute("INSERT OR IGNORE INTO bookables (scope, resource_id) VALUES (?, ?)",
-               (scope, p.resource_id))
-
-
-def seed_analysis_inclusion(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``analysis_inclusion`` descriptor names."""
-    _dataset(db, scope, p.dataset)
-
-
-def seed_download_delivery(db: sqlite3.Connection, root: Path, p: Any, scope: str) -> None:
-    """Seed the resources a ``download_delivery`` descriptor names."""
-    _mkdir(root, (*layout.DOWNLOADS, scope, p.recipient))
+def seed_built_in(db: sqlite3.Connection, root: Path, p: d.EffectParams, scope: str) -> None:
+    """Seed the resources a built-in descriptor names (one case per parameter model)."""
+    match p:
+        case d.LedgerTransfer():
+            _account(db, scope, p.from_account, p.currency)
+            _account(db, scope, p.to_account, p.currency)
+        case d.OrderCreation():
+            db.execute("INSERT OR IGNORE INTO vendors (scope, vendor) VALUES (?, ?)",
+                       (scope, p.vendor))
+        case d.RecordUpdate():
+            for field in {p.field, "owner", "status"}:
+                _record(db, scope, p.record_id, field)
+        case d.ByteDelivery():
+            _mkdir(root, (*layout.OUTBOX, scope, p.recipient))
+        case d.Deployment():
+            _site(root, scope, p.service)
+        case d.DocumentSigning():
+            ensure_signer(db, root, p.signer)
+            doc = layout.document_path(scope, p.document_id, p.file_name)
+            if not exists(root, doc):
+                write_file(root, doc, p.content.encode("utf-8"))
+            _mkdir(root, layout.signature_path(scope, p.document_id, p.file_name)[:-1])
+        case d.Reservation():
+            db.execute("INSERT OR IGNORE INTO bookables (scope, resource_id) VALUES (?, ?)",
+                       (scope, p.resource_id))
+        case d.AnalysisInclusion():
+            _dataset(db, scope, p.dataset)
+        case d.DownloadDelivery():
+            _mkdir(root, (*layout.DOWNLOADS, scope, p.recipient))
+        case _:
+            raise TypeError(f"{type(p).__name__} is not a built-in effect's parameter model")
 
 
 def seed_for(db: sqlite3.Connection, root: Path, effect_type: str, params: d.EffectParams,
