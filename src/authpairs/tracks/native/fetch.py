@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from importlib import metadata, resources
 from pathlib import Path
 
+from authpairs.cases.canonical import sha256_hex
 from authpairs.tracks.native.errors import NativeImportError
 from authpairs.tracks.native.sources import (
     CEDAR_DIR,
@@ -151,11 +152,6 @@ def load_manifest() -> SourcesManifest:
     return parse_manifest(text)
 
 
-def sha256_bytes(data: bytes) -> str:
-    """Hex SHA-256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def _git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
@@ -196,7 +192,7 @@ def build_manifest(root: Path) -> SourcesManifest:
                 raise SourcesError(path, f"git blob hash {_git_blob_sha1(data)} differs from "
                                          f"{blobs[rel]} in PROVENANCE.md")
             files.append(ManifestFile(path=f"{name}/{rel}", commit=commit,
-                                      sha256=sha256_bytes(data), size=len(data)))
+                                      sha256=sha256_hex(data), size=len(data)))
     return SourcesManifest(trees=trees, files=tuple(sorted(files, key=lambda f: f.path)))
 
 
@@ -218,7 +214,7 @@ def check_tree(root: Path, manifest: SourcesManifest | None = None) -> list[str]
         if path not in present:
             problems.append(f"{path}: missing")
             continue
-        got = sha256_bytes((root / path).read_bytes())
+        got = sha256_hex((root / path).read_bytes())
         if got != entry.sha256:
             problems.append(f"{path}: SHA-256 {got}, the manifest expects {entry.sha256}")
     problems += [f"{path}: not in the manifest" for path in sorted(present - set(expected))]
@@ -323,14 +319,17 @@ def _git_archive(repo: Path, revision: str, trees: list[str]) -> dict[str, bytes
     return files
 
 
-def _git_reader(repo: Path, revision: str, manifest: SourcesManifest, label: str) -> Reader:
+def _git_origin(repo: Path, revision: str, manifest: SourcesManifest, kind: str,
+                label: str) -> tuple[Reader, str]:
+    """The reader of a git mirror at ``revision`` and its description (with the commit)."""
+    commit = _git(["rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=repo).decode().strip()
     files = _git_archive(repo, revision, sorted(manifest.trees))
 
     def read(entry: ManifestFile) -> bytes:
         if entry.path not in files:
             raise SourcesError(entry.path, f"not in the git mirror {label} at {revision}")
         return files[entry.path]
-    return read
+    return read, f"the {kind} {label} at {revision} ({commit})"
 
 
 @contextmanager
@@ -350,16 +349,12 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
     if _is_git_url(origin):
         with tempfile.TemporaryDirectory(prefix="authpairs-git-") as tmp:
             _git(["clone", "--quiet", "--bare", origin, tmp])
-            commit = _git(["rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=Path(tmp))
-            yield (_git_reader(Path(tmp), revision, manifest, origin),
-                   f"the git repository {origin} at {revision} ({commit.decode().strip()})")
+            yield _git_origin(Path(tmp), revision, manifest, "git repository", origin)
         return
     local = Path(urllib.request.url2pathname(parsed.path)) if parsed.scheme == "file" \
         else None if is_url else Path(origin)
     if local is not None and local.is_dir() and _is_git_dir(local):
-        commit = _git(["rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=local)
-        yield (_git_reader(local, revision, manifest, str(local)),
-               f"the git mirror {local} at {revision} ({commit.decode().strip()})")
+        yield _git_origin(local, revision, manifest, "git mirror", str(local))
         return
     if local is not None and not is_url:
         if not local.is_dir():
@@ -454,7 +449,7 @@ def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,
         with ThreadPoolExecutor(max_workers=READ_WORKERS) as pool:
             contents = list(pool.map(read, manifest.files))
         for entry, data in zip(manifest.files, contents, strict=True):
-            got = sha256_bytes(data)
+            got = sha256_hex(data)
             if got != entry.sha256:
                 raise SourcesError(entry.path, f"SHA-256 mismatch: the manifest expects "
                                                f"{entry.sha256}, the file from {described} "
