@@ -236,10 +236,6 @@ class FetchResult:
     trees: dict[str, int] = field(default_factory=dict)
 
 
-def _has_template(origin: str) -> bool:
-    return any(p in origin for p in _PLACEHOLDERS)
-
-
 def _is_git_dir(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
@@ -341,7 +337,7 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
         return
     parsed = urllib.parse.urlparse(origin)
     is_url = len(parsed.scheme) > 1
-    if _has_template(origin):
+    if any(placeholder in origin for placeholder in _PLACEHOLDERS):
         reader = (_url_reader(origin, manifest) if is_url
                   else _path_template_reader(origin, manifest))
         yield reader, f"the mirror template {origin}"

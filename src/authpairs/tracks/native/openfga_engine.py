@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,13 +154,6 @@ def _expected_of(assertion: FgaCheck | FgaListObjects | FgaListUsers) -> Any:
     return assertion.expected
 
 
-def _engine_tuples(results: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...] | None:
-    for result in results:
-        request = result.get("request") or {}
-        return sort_tuples(list(request.get("contextual_tuples") or []))
-    return None
-
-
 def read_results(suite: FgaSuite, data: list[Any], summary: str) -> FgaRun:
     """Match the CLI's JSON results to the suite's assertions."""
     path = suite.path
@@ -195,9 +188,9 @@ def read_results(suite: FgaSuite, data: list[Any], summary: str) -> FgaRun:
             got = None if result.get("got") is None else _users(result["got"])
             err = None if result.get("error") is None and got is not None else "engine error"
             run.list_users[lu.locator] = EngineAnswer(lu.locator, lu.expected, got, err)
-        tuples = _engine_tuples(r for _, r in c_res)
-        if tuples is not None:
-            run.engine_tuples[index] = tuples
+        if c_res:  # the tuples the engine was given, as the first Check result echoes them
+            request = c_res[0][1].get("request") or {}
+            run.engine_tuples[index] = sort_tuples(list(request.get("contextual_tuples") or []))
     return run
 
 
