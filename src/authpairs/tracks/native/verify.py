@@ -11,14 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from authpairs.tracks.native.build import (
-    CedarItem,
-    FgaItem,
-    cedar_version,
-    fga_version,
-    label_cedar_tree,
-    label_openfga_tree,
-)
+from authpairs.tracks.native import build
 from authpairs.tracks.native.openfga_engine import EngineAnswer
 from authpairs.tracks.native.sources import CEDAR_DIR, OPENFGA_DIR, resolve_sources
 
@@ -94,7 +87,7 @@ def _count(answers: Iterable[EngineAnswer], failures: list[str]) -> tuple[int, i
     return agree, total
 
 
-def openfga_agreement(items: Iterable[FgaItem]) -> list[FileAgreement]:
+def openfga_agreement(items: Iterable[build.FgaItem]) -> list[FileAgreement]:
     """Agreement rows for OpenFGA test files."""
     rows = []
     for run, info in items:
@@ -106,7 +99,7 @@ def openfga_agreement(items: Iterable[FgaItem]) -> list[FileAgreement]:
     return rows
 
 
-def cedar_agreement(items: Iterable[CedarItem]) -> list[FileAgreement]:
+def cedar_agreement(items: Iterable[build.CedarItem]) -> list[FileAgreement]:
     """Agreement rows for Cedar example folders."""
     rows = []
     for _example, answers, info in items:
@@ -122,6 +115,7 @@ def cedar_agreement(items: Iterable[CedarItem]) -> list[FileAgreement]:
 def verify_native(sources: Path | str | None = None, workers: int | None = None) -> VerifyReport:
     """Replay all upstream assertions of the staged sources and report agreement per file."""
     root = resolve_sources(sources)
-    rows = openfga_agreement(label_openfga_tree(root / OPENFGA_DIR, workers=workers))
-    rows += cedar_agreement(label_cedar_tree(root / CEDAR_DIR))
-    return VerifyReport(files=rows, engines={"openfga": fga_version(), "cedar": cedar_version()})
+    rows = openfga_agreement(build.label_openfga_tree(root / OPENFGA_DIR, workers=workers))
+    rows += cedar_agreement(build.label_cedar_tree(root / CEDAR_DIR))
+    return VerifyReport(files=rows, engines={"openfga": build.fga_version(),
+                                             "cedar": build.cedar_version()})
