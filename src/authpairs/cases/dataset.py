@@ -248,17 +248,12 @@ def parse_line(path: str | Path, number: int, line: str) -> Case | None:
         raise validation_error(path, record, exc) from exc
 
 
-def parse_cases(path: str | Path, lines: Iterable[str]) -> list[Case]:
-    """Parse JSONL lines into cases; errors name the file, line number and field."""
-    return [case for number, line in enumerate(lines, start=1)
-            if (case := parse_line(path, number, line)) is not None]
-
-
 def load_dataset(path: str | Path, name: str | None = None) -> Dataset:
     """Load a JSONL dataset file. Raises :class:`DatasetError` on any malformed record."""
     p = Path(path)
     if not p.is_file():
         raise DatasetError(p, "dataset file not found")
     with p.open(encoding="utf-8") as handle:
-        cases = parse_cases(p, handle)
+        cases = [case for number, line in enumerate(handle, start=1)
+                 if (case := parse_line(p, number, line)) is not None]
     return Dataset(name=name or p.stem, cases=cases)
