@@ -34,16 +34,12 @@ def check_component(part: str) -> str:
     return part
 
 
-def _open_root(root: Path) -> int:
-    try:
-        return os.open(root, _DIR_FLAGS)
-    except OSError as exc:
-        raise ContainmentError(f"sandbox root {root} is not a plain directory: {exc}") from None
-
-
 def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> int:
     """Open the directory ``root/parts...`` without following links; the caller closes the fd."""
-    fd = _open_root(root)
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        raise ContainmentError(f"sandbox root {root} is not a plain directory: {exc}") from None
     walked = ""
     try:
         for part in parts:

@@ -114,11 +114,6 @@ def check_public_leaks(scenario: Scenario) -> list[tuple[str, str]]:
     return problems
 
 
-def _lawful_paths_differ(scenario: Scenario) -> bool:
-    paths = [c.path for c in scenario.contexts if c.label is Label.LAWFUL]
-    return len(set(paths)) == len(paths) == 2
-
-
 def _check_evaluations(report: CheckReport, item: LoadedScenario,
                        evaluations: list[ContextEvaluation]) -> None:
     contexts = {c.id: (i, c) for i, c in enumerate(item.scenario.contexts)}
@@ -192,11 +187,6 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
                      "the definition requires exactly 1")
 
 
-def is_packaged(root: str | Path | None) -> bool:
-    """True when ``root`` is the packaged scenario folder (or not given)."""
-    return root is None or Path(root).resolve() == scenarios_root().resolve()
-
-
 def check_language(root: str | Path | None = None, distribution: bool | None = None
                    ) -> CheckReport:
     """Run every check over the scenario files under ``root`` (default: packaged scenarios).
@@ -205,7 +195,7 @@ def check_language(root: str | Path | None = None, distribution: bool | None = N
     scenarios and off for a custom folder.
     """
     if distribution is None:
-        distribution = is_packaged(root)
+        distribution = root is None or Path(root).resolve() == scenarios_root().resolve()
     items, issues = collect_scenarios(root)
     report = CheckReport(errors=list(issues), n_valid=len(items))
     report.n_files = len({i.file for i in issues} | {i.path for i in items})
@@ -215,7 +205,8 @@ def check_language(root: str | Path | None = None, distribution: bool | None = N
             _err(report, item.path, where, message, item.scenario.slug)
         for where, message, context in quoted_value_problems(item.scenario):
             _err(report, item.path, where, message, item.scenario.slug, context)
-        if _lawful_paths_differ(item.scenario):
+        lawful = [c.path for c in item.scenario.contexts if c.label is Label.LAWFUL]
+        if len(set(lawful)) == len(lawful) == 2:  # the two lawful contexts use different paths
             report.different_paths += 1
     if distribution:
         if len(items) < report.n_files:
