@@ -13,7 +13,6 @@ from authpairs.enforce.verify.digest import (
     Digester,
     changed,
     changed_outside,
-    snapshot,
 )
 
 
@@ -25,13 +24,13 @@ def test_snapshot_covers_rows_files_links_and_dirs(tmp_path: Path) -> None:
     with Sandbox(tmp_path) as sb:
         ch = _channel(sb)
         try:
-            snap = snapshot(ch)
+            snap = Digester(ch).snapshot()
             assert ("sql", "accounts", "global", "treasury") in snap
             assert ("file", "files", "outbox", "global", "archive", "manifest.txt") in snap
             assert ("file", "keys", "private") in snap
             assert not any(k[1].startswith("state.sqlite") for k in snap if k[0] == "file")
             (sb.root / "files" / "planted").symlink_to("/etc")
-            snap2 = snapshot(ch)
+            snap2 = Digester(ch).snapshot()
             assert snap2[("file", "files", "planted")] == ("link", "/etc")
             assert changed(snap, snap2) == [("file", "files", "planted")]
             assert changed_outside(snap, snap2, [("file", "files")]) == []

@@ -47,17 +47,11 @@ class ReadChannel:
         return [tuple(r) for r in self._db.execute(sql, tuple(args)).fetchall()]
 
     # -- files -------------------------------------------------------------------------------
-    def _path(self, parts: Sequence[str]) -> Path:
-        path = self.root
+    def read(self, parts: Sequence[str], limit: int = 1 << 22) -> bytes | None:
+        """File bytes, or None when absent. Links or non-regular files raise ObservationError."""
         for part in parts:
             if part in ("", ".", "..") or "/" in part:
                 raise ObservationError(f"unsafe path component {part!r}")
-            path = path / part
-        return path
-
-    def read(self, parts: Sequence[str], limit: int = 1 << 22) -> bytes | None:
-        """File bytes, or None when absent. Links or non-regular files raise ObservationError."""
-        path = self._path(parts)
         probe = self.root
         for part in parts:
             probe = probe / part
@@ -71,7 +65,7 @@ class ReadChannel:
             raise ObservationError(f"{'/'.join(parts)} is not a regular file")
         if st.st_size > limit:
             raise ObservationError(f"{'/'.join(parts)} is larger than {limit} bytes")
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(probe, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as fh:
             return fh.read()
 

@@ -124,11 +124,6 @@ class Digester:
                     self._record(entry.path, (*rel, entry.name),
                                  entry.stat(follow_symlinks=False), started_ns, out)
 
-def snapshot(ch: ReadChannel) -> Snapshot:
-    """A one-off snapshot without a cache (every file hashed)."""
-    return Digester(ch).snapshot()
-
-
 def _covered(key: ResourceKey, targets: Iterable[ResourceKey]) -> bool:
     return any(key[:len(t)] == t for t in targets)
 
