@@ -9,7 +9,8 @@ import pytest
 
 from authpairs.cases.effect_params import MAX_CONTENT_BYTES, DescriptorError, LedgerTransfer
 from authpairs.cases.effect_types import BUILT_IN_EFFECT_TYPES as EFFECT_TYPES
-from authpairs.cases.effect_types import param_models, parse_params
+from authpairs.cases.effect_types import EFFECT_TYPES as REGISTERED
+from authpairs.cases.effect_types import parse_params
 from authpairs.cases.models import EffectDescriptor
 
 from .helpers import SAMPLES, sample
@@ -30,7 +31,8 @@ def test_nine_types_match_the_documented_table() -> None:
     documented = _documented_params()
     assert len(EFFECT_TYPES) == 9
     assert set(documented) == set(EFFECT_TYPES)
-    for effect_type, model in param_models().items():
+    for effect_type in REGISTERED.names():
+        model = REGISTERED.get(effect_type).params
         assert set(model.model_fields) == documented[effect_type], effect_type
 
 

@@ -113,8 +113,3 @@ def _problems(exc: ValidationError, effect_type: str) -> list[tuple[str | None, 
             message = message[len("Value error, "):]
         found.append((field, message))
     return found
-
-
-def param_models() -> dict[str, type[EffectParams]]:
-    """Every registered effect type's parameter model, by name."""
-    return {name: EFFECT_TYPES.get(name).params for name in EFFECT_TYPES.names()}

@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import tempfile
 from pathlib import Path
-from types import TracebackType
 
 from authpairs.cases.effect_params import EffectParams
 from authpairs.enforce import layout
@@ -89,8 +88,7 @@ class Sandbox:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> None:
