@@ -16,16 +16,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, StrictInt, StrictStr, model_validator
 
+from authpairs.cases.models import StrictModel
 from authpairs.errors import DataError
 
 MAX_CONTENT_BYTES = 256 * 1024
@@ -129,10 +122,8 @@ def to_cents(amount: str) -> int:
     return int(Decimal(amount) * 100)
 
 
-class EffectParams(BaseModel):
+class EffectParams(StrictModel):
     """Base of the typed parameter models: unknown parameters are errors, values are frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class LedgerTransfer(EffectParams):

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from authpairs.cases.canonical import sha256_hex
 
 
-class _Strict(BaseModel):
-    """Base for contract models: unknown fields are errors, instances are immutable."""
+class StrictModel(BaseModel):
+    """Base for contract and data-file models: unknown fields are errors (they are usually
+    typos), instances are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -34,7 +35,7 @@ class Label(StrEnum):
     FORBIDDEN = "forbidden"
 
 
-class Request(_Strict):
+class Request(StrictModel):
     """The complete operation under review; identical across the contexts of one scenario."""
 
     subject: str = Field(description="Who asks (an agent acting for a principal, a user id, ...).")
@@ -47,7 +48,7 @@ class Request(_Strict):
     purpose: str = Field(default="", description="The stated purpose of the operation.")
 
 
-class Policy(_Strict):
+class Policy(StrictModel):
     """The governing policy, in its original text."""
 
     format: Literal["text", "openfga", "cedar"] = Field(
@@ -59,7 +60,7 @@ class Policy(_Strict):
     )
 
 
-class EvidenceDocument(_Strict):
+class EvidenceDocument(StrictModel):
     """One piece of authorization evidence, in its original text."""
 
     doc_id: str = Field(description="Identifier of the document within the case.")
@@ -68,7 +69,7 @@ class EvidenceDocument(_Strict):
     text: str = Field(description="Document text.")
 
 
-class Evidence(_Strict):
+class Evidence(StrictModel):
     """Authorization evidence: prose documents (language track) and/or engine state (native)."""
 
     documents: list[EvidenceDocument] = Field(default_factory=list)
@@ -78,14 +79,14 @@ class Evidence(_Strict):
     )
 
 
-class EffectDescriptor(_Strict):
+class EffectDescriptor(StrictModel):
     """Public description of the local operation executed on ALLOW (language track only)."""
 
     type: str = Field(description="Effect type, e.g. 'ledger_transfer' (see authpairs.enforce).")
     params: dict[str, Any] = Field(default_factory=dict, description="Concrete parameters.")
 
 
-class PublicCase(_Strict):
+class PublicCase(StrictModel):
     """The only view of a case an interface may render for a reviewer."""
 
     source_id: str = Field(description="Public source id (the case id).")
@@ -95,7 +96,7 @@ class PublicCase(_Strict):
     effect: EffectDescriptor | None = None
 
 
-class Source(_Strict):
+class Source(StrictModel):
     """Provenance of a case. Not rendered: it may name scenario or context files."""
 
     track: str = Field(description="'language', 'native', 'example' or a user track name.")
@@ -106,7 +107,7 @@ class Source(_Strict):
     locator: str = Field(default="", description="Record within the file (assertion, context).")
 
 
-class Reference(_Strict):
+class Reference(StrictModel):
     """Reference label and scoring data. Never shown to a reviewer or the enforcement point."""
 
     label: Label
@@ -118,7 +119,7 @@ class Reference(_Strict):
     )
 
 
-class Case(_Strict):
+class Case(StrictModel):
     """A benchmark case: a public half for reviewers and a reference half for scoring."""
 
     case_id: str = Field(description="Stable id, e.g. 'AC-…', 'OFGA-…', 'CEDAR-…', 'EX-…'.")

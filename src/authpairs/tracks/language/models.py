@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from authpairs.cases.models import Label, Request
+from authpairs.cases.models import Label, Request, StrictModel
 
 FactType = Literal["string", "number", "boolean", "timestamp", "null", "list", "records"]
 FieldType = Literal["string", "number", "boolean", "timestamp"]
@@ -30,13 +30,7 @@ Variant = Literal[
 ]
 
 
-class _Strict(BaseModel):
-    """Base: unknown fields are errors (they are usually typos), instances are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FactSpec(_Strict):
+class FactSpec(StrictModel):
     """A typed fact bound to an exact quote of a context document or of the policy.
 
     ``source`` is a document id (its text), ``<id>.issuer`` / ``<id>.time`` / ``<id>.id`` (that
@@ -67,7 +61,7 @@ class FactSpec(_Strict):
         return "null" if value is None else value
 
 
-class DocumentSpec(_Strict):
+class DocumentSpec(StrictModel):
     """One evidence document of a context."""
 
     id: str = Field(min_length=1)
@@ -76,7 +70,7 @@ class DocumentSpec(_Strict):
     text: str = Field(min_length=1)
 
 
-class ContextSpec(_Strict):
+class ContextSpec(StrictModel):
     """One of the four contexts: evidence documents, typed facts and the author's label."""
 
     id: str
@@ -88,14 +82,14 @@ class ContextSpec(_Strict):
     unresolved_reason: str | None = None
 
 
-class EffectSpec(_Strict):
+class EffectSpec(StrictModel):
     """The public effect descriptor: one of the nine effect types with concrete parameters."""
 
     type: str
     params: dict[str, Any]
 
 
-class Scenario(_Strict):
+class Scenario(StrictModel):
     """A complete scenario: one operation under four contexts."""
 
     slug: str
