@@ -62,7 +62,8 @@ def public_text(public: PublicCase) -> str:
     return "\n\n".join(parts)
 
 
-def _sklearn() -> Any:
+def run_baseline(cases: list[Case], n_folds: int = 5, split: str = "test") -> BaselineResult:
+    """Scenario-grouped cross-validated accuracy of CountVectorizer + LogisticRegression."""
     try:
         from sklearn.feature_extraction.text import CountVectorizer
         from sklearn.linear_model import LogisticRegression
@@ -70,12 +71,6 @@ def _sklearn() -> Any:
         from sklearn.pipeline import make_pipeline
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependencyError("scikit-learn", "dev", "the classifier baseline") from exc
-    return CountVectorizer, LogisticRegression, GroupKFold, make_pipeline
-
-
-def run_baseline(cases: list[Case], n_folds: int = 5, split: str = "test") -> BaselineResult:
-    """Scenario-grouped cross-validated accuracy of CountVectorizer + LogisticRegression."""
-    count_vectorizer, logistic_regression, group_k_fold, make_pipeline = _sklearn()
     texts = [public_text(c.public) for c in cases]
     labels = [1 if c.reference.label is Label.LAWFUL else 0 for c in cases]
     groups = [c.cluster for c in cases]
@@ -85,9 +80,9 @@ def run_baseline(cases: list[Case], n_folds: int = 5, split: str = "test") -> Ba
     folds = min(n_folds, n_groups)
     correct = 0
     accuracies: list[float] = []
-    for train, held in group_k_fold(n_splits=folds).split(texts, labels, groups):
-        model = make_pipeline(count_vectorizer(lowercase=True, ngram_range=(1, 2)),
-                              logistic_regression(solver="liblinear"))
+    for train, held in GroupKFold(n_splits=folds).split(texts, labels, groups):
+        model = make_pipeline(CountVectorizer(lowercase=True, ngram_range=(1, 2)),
+                              LogisticRegression(solver="liblinear"))
         model.fit([texts[i] for i in train], [labels[i] for i in train])
         predicted = model.predict([texts[i] for i in held])
         hits = sum(int(p == labels[i]) for p, i in zip(predicted, held, strict=True))
