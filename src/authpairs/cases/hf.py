@@ -222,7 +222,9 @@ def export_hf(dataset: Dataset, out: str | Path, *, force: bool = False) -> dict
             target.parent.mkdir(parents=True, exist_ok=True)
             table = pa.Table.from_pylist(rows[config], schema=schemas[config])
             pa.parquet.write_table(table, target)
-            sizes[config][split] = split_size(pa, target)
+            written = pa.parquet.read_table(target)  # sizes as ``datasets`` counts them
+            sizes[config][split] = SplitSize(written.num_rows, int(written.nbytes),
+                                             target.stat().st_size)
     from authpairs.cases.hf_card import dataset_card
 
     (out / CARD).write_text(dataset_card(dataset, counts, sizes), encoding="utf-8")
@@ -238,12 +240,6 @@ class SplitSize:
     """In-memory Arrow size of the table read back from the file (what ``datasets`` counts)."""
     file_bytes: int
     """Size of the Parquet file (``download_size``)."""
-
-
-def split_size(pa: Any, path: Path) -> SplitSize:
-    """Rows, Arrow bytes and file bytes of one written Parquet split file."""
-    table = pa.parquet.read_table(path)
-    return SplitSize(table.num_rows, int(table.nbytes), path.stat().st_size)
 
 
 def is_hf_export(path: str | Path) -> bool:

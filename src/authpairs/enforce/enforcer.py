@@ -127,8 +127,7 @@ class LocalEnforcer:
 
     def _verifier(self, effect_type: str) -> Verifier:
         if effect_type not in self._verifiers:
-            verifier: Verifier = implementation(effect_type).load_verifier()
-            self._verifiers[effect_type] = verifier
+            self._verifiers[effect_type] = implementation(effect_type).load_verifier()
         return self._verifiers[effect_type]
 
     def _refused(self, effect: EffectDescriptor, dispatch: Dispatch, error: str) -> EffectRecord:
