@@ -30,14 +30,9 @@ def hub_license_id(licence: str) -> str:
 
 
 def _features(columns: dict[str, str]) -> list[dict[str, Any]]:
-    features: list[dict[str, Any]] = []
-    for name, dtype in columns.items():
-        if dtype == "documents":
-            features.append({"name": name, "list": [{"name": f, "dtype": "string"}
-                                                    for f in hf.DOCUMENT_FIELDS]})
-        else:
-            features.append({"name": name, "dtype": dtype})
-    return features
+    documents = [{"name": f, "dtype": "string"} for f in hf.DOCUMENT_FIELDS]
+    return [{"name": name, "list": documents} if dtype == "documents"
+            else {"name": name, "dtype": dtype} for name, dtype in columns.items()]
 
 
 def card_metadata(dataset: Dataset, counts: dict[str, int],

@@ -75,13 +75,6 @@ def fact_value_problem(fact: FactSpec) -> str | None:
     return None
 
 
-def _field_problem(kind: str, value: Any) -> str | None:
-    """Why a record field value does not fit its declared type (None fits; null always fits)."""
-    if value is None:
-        return None
-    return fact_value_problem(FactSpec(value=value, type=kind, source="-", quote="-"))  # type: ignore[arg-type]
-
-
 def _check_records(where: str, fact: FactSpec, texts: dict[str, str],
                    problems: Problems) -> None:
     fields = fact.fields or {}
@@ -106,7 +99,8 @@ def _check_records(where: str, fact: FactSpec, texts: dict[str, str],
                 problems.append((f"{at}.{key}", f"not a declared field (fields: "
                                                 f"{', '.join(fields) or 'none'})"))
                 continue
-            wrong = _field_problem(fields[key], value)
+            wrong = None if value is None else fact_value_problem(  # null always fits
+                FactSpec(value=value, type=fields[key], source="-", quote="-"))
             if wrong:
                 problems.append((f"{at}.{key}", wrong))
         source = item.get("source", fact.source)
