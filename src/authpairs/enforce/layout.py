@@ -63,11 +63,6 @@ def signer_key_id(signer: str) -> str:
     return "k-" + hashlib.sha256(signer.encode("utf-8")).hexdigest()[:24]
 
 
-def seed_record_value(record_id: str, field: str) -> str:
-    """Deterministic initial value of a seeded record field."""
-    return f"seed:{record_id}:{field}"
-
-
 def seed_page(service: str) -> str:
     """Deterministic page a seeded service serves before any deployment."""
     return f"<html><body>{service} stable release {SEED_VERSION}</body></html>\n"

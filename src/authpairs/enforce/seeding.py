@@ -57,7 +57,7 @@ def _account(db: sqlite3.Connection, scope: str, account: str, currency: str) ->
 def _record(db: sqlite3.Connection, scope: str, record_id: str, field: str) -> None:
     db.execute("INSERT OR IGNORE INTO records (scope, record_id, field, value, rev) "
                "VALUES (?, ?, ?, ?, 0)",
-               (scope, record_id, field, layout.seed_record_value(record_id, field)))
+               (scope, record_id, field, f"seed:{record_id}:{field}"))
 
 
 def _dataset(db: sqlite3.Connection, scope: str, dataset: str) -> None:

@@ -402,13 +402,6 @@ def _version() -> str:
         return "unknown"
 
 
-def _clear(dest: Path, manifest: SourcesManifest) -> None:
-    """Remove what a fetch writes into ``dest`` (its trees and provenance), nothing else."""
-    for name in manifest.trees:
-        shutil.rmtree(dest / name, ignore_errors=True)
-    (dest / PROVENANCE).unlink(missing_ok=True)
-
-
 def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,
                   revision: str = "HEAD", force: bool = False,
                   manifest: SourcesManifest | None = None) -> FetchResult:
@@ -462,7 +455,9 @@ def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,
         (staging / PROVENANCE).write_text(_root_provenance(manifest, described, when),
                                           encoding="utf-8")
         target.mkdir(parents=True, exist_ok=True)
-        _clear(target, manifest)
+        for name in manifest.trees:  # only what a fetch writes: its trees and provenance
+            shutil.rmtree(target / name, ignore_errors=True)
+        (target / PROVENANCE).unlink(missing_ok=True)
         for child in sorted(staging.iterdir()):
             os.replace(child, target / child.name)
     trees = {name: sum(1 for f in manifest.files if f.tree == name) for name in manifest.trees}
