@@ -13,10 +13,15 @@ from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cases.canonical import canonical_json
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
-from authpairs.review.guardrails.labels import normalise
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import ascii_upper, guarded, parse_json_decision, text_problem
+from authpairs.review.parsing import (
+    ascii_lower,
+    ascii_upper,
+    guarded,
+    parse_json_decision,
+    text_problem,
+)
 from authpairs.review.schemas import DIRECT_SCHEMA
 
 BASIC_PARSERS = ("label", "json")
@@ -32,6 +37,12 @@ def check_parser(name: str) -> str:
     if name not in parser_names():
         raise ReviewerError(f"unknown parser '{name}' (known: {', '.join(parser_names())})")
     return name
+
+
+def normalise(text: str) -> str:
+    """ASCII letters lower-cased (no other character changes), runs of whitespace collapsed to
+    one space and the ends trimmed."""
+    return ascii_lower(" ".join(text.split()))
 
 
 def parse_label(text: str) -> ReviewOutcome:

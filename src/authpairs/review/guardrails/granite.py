@@ -29,12 +29,11 @@ import re
 from pathlib import PurePath
 from typing import ClassVar
 
-from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.config import BackendConfigBase
 from authpairs.cases.models import PublicCase
-from authpairs.errors import ConfigError, ReviewerError
-from authpairs.review.guardrails.labels import split_think, think_as_reasoning
-from authpairs.review.guardrails.native import NativeInterface
+from authpairs.errors import ConfigError
+from authpairs.review.guardrails.native import NativeInterface, split_think
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
 SCORE_OPEN, SCORE_CLOSE = "<score>", "</score>"
@@ -81,21 +80,16 @@ class GraniteGuardianInterface(NativeInterface):
     block), ``<score>`` yes/no."""
 
     name = "granite-guardian"
-    template_files = _TEMPLATES["3.x"]
+    think_first = True
     output_contract: ClassVar[str] = (
         "optional <think>...</think>, then exactly <score> yes </score> (violation -> BLOCK) "
         "or <score> no </score> (-> ALLOW)")
 
     def __init__(self, think: bool = True, family: str = "3.x") -> None:
-        if family not in FAMILIES:
-            raise ReviewerError(f"granite-guardian: family must be one of "
-                                f"{', '.join(FAMILIES)}, not {family!r}")
+        self.check_choice("family", family, FAMILIES)
         self.think = think
         self.family = family
-
-    def templates(self) -> list[str]:
-        """The template files this family renders."""
-        return list(_TEMPLATES[self.family])
+        self.template_files = _TEMPLATES[family]
 
     def settings_key(self) -> str:
         """Vendor settings differ by family (IBM's 3.3 and 4.1 cookbooks)."""
@@ -136,10 +130,6 @@ class GraniteGuardianInterface(NativeInterface):
                     f"({_LAYOUT.get(served, 'another layout')})",
                     hint=f"set reviewer.interface_options.family: '{served}' in the "
                     "configuration (format card: authpairs guardrails --card granite-guardian)")
-
-    def finish(self, response: ChatResponse) -> ChatResponse:
-        """Keep the think block as reasoning when the server left it in the content."""
-        return think_as_reasoning(response)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """The last thing in the answer must be one whole score tag."""

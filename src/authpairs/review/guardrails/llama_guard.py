@@ -40,8 +40,6 @@ from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 CATEGORY_CODES = ("S1",)
 _CODES = re.compile(r"S[0-9]+(?: ?, ?S[0-9]+)*")
 _LABEL_WORDS = ("safe", "unsafe")
-PROMPT_FORMS = ("tokens", "text")
-"""How the prompt is sent: its token ids (default) or its text (servers that take text only)."""
 
 
 class LlamaGuardInterface(NativeInterface):
@@ -57,13 +55,9 @@ class LlamaGuardInterface(NativeInterface):
                  prompt: str = "tokens") -> None:
         if version not in (3, 4):
             raise ReviewerError(f"llama-guard: version must be 3 or 4, not {version!r}")
-        if prompt not in PROMPT_FORMS:
-            raise ReviewerError(f"llama-guard: prompt must be one of {', '.join(PROMPT_FORMS)}, "
-                                f"not {prompt!r}")
+        self.send_prompt_as(prompt)
         self.version = version
         self.assistant_blank_line = bool(assistant_blank_line)
-        self.prompt = prompt
-        self.sends_text = prompt == "text"
 
     def rendering(self) -> str | None:
         """Token ids: the prompt is Meta's chat format over Meta's tokenizer."""

@@ -30,11 +30,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.base import ChatRequest
 from authpairs.cases.models import PublicCase
-from authpairs.errors import ReviewerError
-from authpairs.review.guardrails.labels import split_think, think_as_reasoning
-from authpairs.review.guardrails.native import NativeInterface
+from authpairs.review.guardrails.native import NativeInterface, split_think
 from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import ascii_lower, parse_json_object
@@ -72,7 +70,7 @@ class NemotronSafetyInterface(NativeInterface):
     """NVIDIA content safety: a family's own prompt, answer grammar and NeMo parser."""
 
     name = "nemotron-safety"
-    template_files = _TEMPLATES["content-safety"]
+    think_first = True
     output_contract: ClassVar[str] = (
         "family content-safety (default): optional <think>, then 'User Safety: safe|unsafe' "
         "and, if unsafe, 'Safety Categories: ...'; reasoning-4b: 'Prompt harm: "
@@ -81,10 +79,9 @@ class NemotronSafetyInterface(NativeInterface):
 
     def __init__(self, family: str = "content-safety", thinking: bool = True,
                  categories: bool | None = None) -> None:
-        if family not in FAMILIES:
-            raise ReviewerError(f"nemotron-safety: family must be one of {', '.join(FAMILIES)}, "
-                                f"not {family!r}")
+        self.check_choice("family", family, FAMILIES)
         self.family = family
+        self.template_files = _TEMPLATES[family]
         self.thinking = bool(thinking) and family != "nemoguard-8b"
         self.categories = bool(categories)
         self.categories_given = categories is not None
@@ -102,10 +99,6 @@ class NemotronSafetyInterface(NativeInterface):
         if self.rendering() is None or RENDERING_KEY in template_hashes:
             return self
         return NemotronSafetyInterface(self.family, self.thinking, categories=True)
-
-    def templates(self) -> list[str]:
-        """The template files this family renders."""
-        return list(_TEMPLATES[self.family])
 
     def settings_key(self) -> str:
         """Vendor settings differ by family, and for content-safety with thinking."""
@@ -126,10 +119,6 @@ class NemotronSafetyInterface(NativeInterface):
                     else "nemotron_nemoguard.j2")
         content = self.text(template, case, thinking=self.thinking).rstrip("\n")
         return ChatRequest(messages=[{"role": "user", "content": content}])
-
-    def finish(self, response: ChatResponse) -> ChatResponse:
-        """Keep the think block as reasoning when the server left it in the content."""
-        return think_as_reasoning(response)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """The family's verdict after an optional leading think block."""

@@ -16,12 +16,10 @@ from typing import ClassVar
 
 from authpairs.backends.base import ChatRequest
 from authpairs.cases.models import PublicCase
-from authpairs.errors import ReviewerError
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import LENGTH_STOPS, ascii_lower
 
-OUTPUT_LIMIT = 4
 LABEL_SETS: dict[str, dict[str, Decision]] = {
     "paper": {"violation": Decision.BLOCK, "no_violation": Decision.ALLOW},
     "card": {"violation": Decision.BLOCK, "no violation": Decision.ALLOW,
@@ -43,9 +41,7 @@ class PolicyGuardInterface(NativeInterface):
         "text does not")
 
     def __init__(self, labels: str = "paper") -> None:
-        if labels not in LABEL_SETS:
-            raise ReviewerError(f"policyguard: labels must be one of {', '.join(LABEL_SETS)}, "
-                                f"not {labels!r}")
+        self.check_choice("labels", labels, LABEL_SETS)
         self.labels = labels
         self.accepted = LABEL_SETS[labels]
 

@@ -60,8 +60,6 @@ MAX_HARMONY_MESSAGES = 64
 answer of gpt-oss-safeguard holds an analysis message and a final one)."""
 PAPER_RENDERING_DATE = "2026-10-10"
 REASONING_EFFORTS = ("low", "medium", "high")
-PROMPT_FORMS = ("tokens", "text")
-"""How the prompt is sent: its token ids (default) or its text (servers that take text only)."""
 _LABELS = {"1": Decision.BLOCK, "0": Decision.ALLOW}
 
 
@@ -155,21 +153,15 @@ class SafeguardInterface(NativeInterface):
 
     def __init__(self, reasoning_effort: str = "medium",
                  rendering_date: str = PAPER_RENDERING_DATE, prompt: str = "tokens") -> None:
-        if reasoning_effort not in REASONING_EFFORTS:
-            raise ReviewerError(f"safeguard: reasoning_effort must be one of "
-                                f"{', '.join(REASONING_EFFORTS)}, not {reasoning_effort!r}")
+        self.check_choice("reasoning_effort", reasoning_effort, REASONING_EFFORTS)
         try:
             datetime.date.fromisoformat(rendering_date)
         except ValueError:
             raise ReviewerError(f"safeguard: rendering_date {rendering_date!r} is not "
                                 "YYYY-MM-DD") from None
-        if prompt not in PROMPT_FORMS:
-            raise ReviewerError(f"safeguard: prompt must be one of {', '.join(PROMPT_FORMS)}, "
-                                f"not {prompt!r}")
+        self.send_prompt_as(prompt)
         self.reasoning_effort = reasoning_effort
         self.rendering_date = rendering_date
-        self.prompt = prompt
-        self.sends_text = prompt == "text"
 
     def rendering(self) -> str | None:
         """Token ids: the prompt sent as ids (``prompt: tokens``), the answer read from ids."""
