@@ -22,44 +22,62 @@ from authpairs.registry import caller_module
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from authpairs.backends.base import Backend, ChatRequest, ChatResponse
-    from authpairs.backends.config import BACKEND_KINDS, BackendConfigBase, SamplingConfig
-    from authpairs.cases.dataset import Dataset
-    from authpairs.cases.effect_params import DescriptorError, EffectParams, Identifier
-    from authpairs.cases.effect_types import EFFECT_TYPES, EffectType
-    from authpairs.cases.models import (
-        Case,
-        EffectDescriptor,
-        Evidence,
-        EvidenceDocument,
-        Label,
-        Policy,
-        PublicCase,
-        Reference,
-        Request,
-        Source,
-    )
-    from authpairs.enforce.execute.context import ExecContext, ExecutionError
-    from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS, EffectImplementation
-    from authpairs.enforce.verify.base import Judgement, ResourceKey, Verifier, mismatch
-    from authpairs.enforce.verify.channel import ObservationError, ReadChannel
-    from authpairs.errors import (
-        AuthpairsError,
-        BackendError,
-        ConfigError,
-        DataError,
-        EnforcementError,
-        MissingDependencyError,
-        ReviewerError,
-        TransportError,
-    )
-    from authpairs.registry import Entry, Registry, RegistryError, load_object
-    from authpairs.review.guardrails.native import NativeInterface
-    from authpairs.review.guardrails.registry import GUARDRAILS, GuardrailFactory
-    from authpairs.review.interfaces import INTERFACES, ReviewInterface
-    from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-    from authpairs.review.reviewers import Reviewer
-    from authpairs.tracks.registry import TRACKS, TrackLoader
+    from authpairs.backends.base import Backend as Backend
+    from authpairs.backends.base import ChatRequest as ChatRequest
+    from authpairs.backends.base import ChatResponse as ChatResponse
+    from authpairs.backends.config import BACKEND_KINDS as BACKEND_KINDS
+    from authpairs.backends.config import BackendConfigBase as BackendConfigBase
+    from authpairs.backends.config import SamplingConfig as SamplingConfig
+    from authpairs.cases.dataset import Dataset as Dataset
+    from authpairs.cases.effect_params import DescriptorError as DescriptorError
+    from authpairs.cases.effect_params import EffectParams as EffectParams
+    from authpairs.cases.effect_params import Identifier as Identifier
+    from authpairs.cases.effect_types import EFFECT_TYPES as EFFECT_TYPES
+    from authpairs.cases.effect_types import EffectType as EffectType
+    from authpairs.cases.models import Case as Case
+    from authpairs.cases.models import EffectDescriptor as EffectDescriptor
+    from authpairs.cases.models import Evidence as Evidence
+    from authpairs.cases.models import EvidenceDocument as EvidenceDocument
+    from authpairs.cases.models import Label as Label
+    from authpairs.cases.models import Policy as Policy
+    from authpairs.cases.models import PublicCase as PublicCase
+    from authpairs.cases.models import Reference as Reference
+    from authpairs.cases.models import Request as Request
+    from authpairs.cases.models import Source as Source
+    from authpairs.enforce.execute.context import ExecContext as ExecContext
+    from authpairs.enforce.execute.context import ExecutionError as ExecutionError
+    from authpairs.enforce.implementations import EFFECT_IMPLEMENTATIONS as EFFECT_IMPLEMENTATIONS
+    from authpairs.enforce.implementations import EffectImplementation as EffectImplementation
+    from authpairs.enforce.verify.base import Judgement as Judgement
+    from authpairs.enforce.verify.base import ResourceKey as ResourceKey
+    from authpairs.enforce.verify.base import Verifier as Verifier
+    from authpairs.enforce.verify.base import mismatch as mismatch
+    from authpairs.enforce.verify.channel import ObservationError as ObservationError
+    from authpairs.enforce.verify.channel import ReadChannel as ReadChannel
+    from authpairs.errors import AuthpairsError as AuthpairsError
+    from authpairs.errors import BackendError as BackendError
+    from authpairs.errors import ConfigError as ConfigError
+    from authpairs.errors import DataError as DataError
+    from authpairs.errors import EnforcementError as EnforcementError
+    from authpairs.errors import MissingDependencyError as MissingDependencyError
+    from authpairs.errors import ReviewerError as ReviewerError
+    from authpairs.errors import TransportError as TransportError
+    from authpairs.registry import Entry as Entry
+    from authpairs.registry import Registry as Registry
+    from authpairs.registry import RegistryError as RegistryError
+    from authpairs.registry import load_object as load_object
+    from authpairs.review.guardrails.native import NativeInterface as NativeInterface
+    from authpairs.review.guardrails.registry import GUARDRAILS as GUARDRAILS
+    from authpairs.review.guardrails.registry import GuardrailFactory as GuardrailFactory
+    from authpairs.review.interfaces import INTERFACES as INTERFACES
+    from authpairs.review.interfaces import ReviewInterface as ReviewInterface
+    from authpairs.review.interfaces import register_interface as register_interface
+    from authpairs.review.outcome import Decision as Decision
+    from authpairs.review.outcome import ReasonCode as ReasonCode
+    from authpairs.review.outcome import ReviewOutcome as ReviewOutcome
+    from authpairs.review.reviewers import Reviewer as Reviewer
+    from authpairs.tracks.registry import TRACKS as TRACKS
+    from authpairs.tracks.registry import TrackLoader as TrackLoader
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "authpairs.backends.base": ("Backend", "ChatRequest", "ChatResponse"),
@@ -80,77 +98,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "authpairs.registry": ("Entry", "load_object", "Registry", "RegistryError"),
     "authpairs.review.guardrails.native": ("NativeInterface",),
     "authpairs.review.guardrails.registry": ("GuardrailFactory", "GUARDRAILS"),
-    "authpairs.review.interfaces": ("INTERFACES", "ReviewInterface"),
+    "authpairs.review.interfaces": ("INTERFACES", "ReviewInterface", "register_interface"),
     "authpairs.review.outcome": ("Decision", "ReasonCode", "ReviewOutcome"),
     "authpairs.review.reviewers": ("Reviewer",),
     "authpairs.tracks.registry": ("TrackLoader", "TRACKS"),
 }
 """Each module of the package -> the names it exports here (the imports above, for type
-checkers); a name loads with its module on first use."""
+checkers: ``X as X`` marks each as exported); a name loads with its module on first use."""
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = [
-    "BACKEND_KINDS",
-    "EFFECT_IMPLEMENTATIONS",
-    "EFFECT_TYPES",
-    "GUARDRAILS",
-    "INTERFACES",
-    "TRACKS",
-    "AuthpairsError",
-    "Backend",
-    "BackendConfigBase",
-    "BackendError",
-    "Case",
-    "ChatRequest",
-    "ChatResponse",
-    "ConfigError",
-    "DataError",
-    "Dataset",
-    "Decision",
-    "DescriptorError",
-    "EffectDescriptor",
-    "EffectImplementation",
-    "EffectParams",
-    "EffectType",
-    "EnforcementError",
-    "Entry",
-    "Evidence",
-    "EvidenceDocument",
-    "ExecContext",
-    "ExecutionError",
-    "GuardrailFactory",
-    "Identifier",
-    "Judgement",
-    "Label",
-    "MissingDependencyError",
-    "NativeInterface",
-    "ObservationError",
-    "Policy",
-    "PublicCase",
-    "ReadChannel",
-    "ReasonCode",
-    "Reference",
-    "Registry",
-    "RegistryError",
-    "Request",
-    "ResourceKey",
-    "ReviewInterface",
-    "ReviewOutcome",
-    "Reviewer",
-    "ReviewerError",
-    "SamplingConfig",
-    "Source",
-    "TrackLoader",
-    "TransportError",
-    "Verifier",
-    "load_object",
-    "mismatch",
-    "register_backend_kind",
-    "register_effect_type",
-    "register_guardrail",
-    "register_interface",
-    "register_track",
-]
+__all__ = sorted([*_MODULE_OF, "register_backend_kind", "register_effect_type",
+                  "register_guardrail", "register_track"])
 
 
 def __getattr__(name: str) -> Any:
@@ -165,13 +123,6 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     """The public names, loaded or not."""
     return __all__
-
-
-def register_interface(cls: type[ReviewInterface]) -> type[ReviewInterface]:
-    """Register a review interface under its ``name`` (usable as a class decorator)."""
-    from authpairs.review.interfaces import INTERFACES
-
-    return INTERFACES.add(cls.name, cls, registered_by=caller_module(1))
 
 
 def register_guardrail(name: str, factory: GuardrailFactory | type[GuardrailFactory]

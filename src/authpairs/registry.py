@@ -123,14 +123,6 @@ class Registry(Generic[T]):
         self._lazy[name] = (target, origin, registered_by or caller_module())
         self._loaded.pop(name, None)
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator form of :meth:`add`: ``@REGISTRY.register("name")``."""
-
-        def decorate(component: T) -> T:
-            return self.add(name, component)
-
-        return decorate
-
     def get(self, name: str) -> T:
         """The component called ``name``; unknown names list the known ones."""
         if name in self._loaded:

@@ -199,12 +199,18 @@ def test_toy_plugin_imports_only_the_public_module() -> None:
 
 
 def test_plugins_exports_resolve() -> None:
-    """Every name of the public surface loads; unknown names are an AttributeError."""
+    """Every name of the public surface loads, and type checkers see the same names from the
+    same modules (its ``TYPE_CHECKING`` re-exports); unknown names are an AttributeError."""
     for name in authpairs.plugins.__all__:
         assert getattr(authpairs.plugins, name) is not None, name
     assert set(authpairs.plugins.__all__) == (
         set(authpairs.plugins._MODULE_OF) | {n for n in dir(authpairs.plugins)
                                            if n.startswith("register_")})
+    source = (SRC / "plugins.py").read_text(encoding="utf-8")
+    re_exported = {alias.asname: node.module for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.ImportFrom) and node.module is not None
+                   for alias in node.names if alias.asname == alias.name}
+    assert re_exported == authpairs.plugins._MODULE_OF
     with pytest.raises(AttributeError):
         _ = authpairs.plugins.RecordStore  # type: ignore[attr-defined]
 

@@ -16,14 +16,13 @@ Add an interface by subclassing :class:`ReviewInterface` and decorating it with
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
-from authpairs.registry import Registry, RegistryError
+from authpairs.registry import Registry, RegistryError, caller_module
 from authpairs.review.control_tokens import refuse_control_tokens
 from authpairs.review.outcome import ReviewOutcome
 from authpairs.review.parsing import parse_json_decision
@@ -130,8 +129,8 @@ INTERFACES: Registry[type[ReviewInterface]] = Registry("interfaces", _check_inte
 
 
 def register_interface(cls: type[ReviewInterface]) -> type[ReviewInterface]:
-    """Class decorator: make an interface available by its ``name``."""
-    return INTERFACES.add(cls.name, cls)
+    """Register a review interface under its ``name`` (usable as a class decorator)."""
+    return INTERFACES.add(cls.name, cls, registered_by=caller_module(1))
 
 
 def get_interface(name: str, options: dict[str, Any] | None = None) -> ReviewInterface:
@@ -193,5 +192,3 @@ for _name, _target in {
 }.items():
     INTERFACES.add_lazy(_name, _target)
 
-
-InterfaceFactory = Callable[[], ReviewInterface]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from authpairs.errors import ReviewerError
-from authpairs.registry import Entry, Registry, RegistryError, load_object
+from authpairs.registry import Registry, RegistryError, load_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -155,8 +155,3 @@ def option_overrides(pairs: list[str]) -> dict[str, Any]:
                                 f"{str(exc).splitlines()[0]}") from None
         overrides[f"reviewer.guardrail_options.{key.strip()}"] = value
     return overrides
-
-
-def guardrail_entries() -> list[Entry]:
-    """Every registered guardrail with its origin (built-in or plugin)."""
-    return GUARDRAILS.entries()
