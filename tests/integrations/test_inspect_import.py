@@ -38,9 +38,7 @@ def _path(log: EvalLog) -> Path:
 
 def test_imported_records_equal_an_authpairs_run(examples_log: EvalLog, tmp_path: Path,
                                                  records_path: Path) -> None:
-    result = import_inspect_log(_path(examples_log), "from-inspect", records_path)
-    assert result.epochs == 1
-    run = result.runs[0]
+    (run,) = import_inspect_log(_path(examples_log), "from-inspect", records_path)
     assert (run.run_id, run.samples, run.imported, run.already_present, run.expected) == (
         "from-inspect", 8, 8, 0, 8)
     expected = {r.case_id: r for r in authpairs_records(load_examples(), tmp_path, True)}
@@ -65,7 +63,7 @@ def test_imported_records_equal_an_authpairs_run(examples_log: EvalLog, tmp_path
         assert attempt.output_text is not None
         assert attempt.request is not None and attempt.request.sha256() == record.input_sha256
         assert record.input_tokens == 100 and record.output_tokens == 7
-    again = import_inspect_log(_path(examples_log), "from-inspect", records_path).runs[0]
+    again = import_inspect_log(_path(examples_log), "from-inspect", records_path)[0]
     assert (again.imported, again.already_present) == (0, 8)
 
 

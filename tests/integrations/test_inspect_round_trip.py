@@ -139,14 +139,14 @@ def test_epochs_with_effects_each_epoch_a_run_of_its_own(log_dir: Path, tmp_path
 def test_epochs_without_effects_are_all_kept(log_dir: Path, records_path: Path) -> None:
     log = _epochs_eval(log_dir, epochs=2, enforce=False)
     result = import_inspect_log(Path(log.location), "off", records_path)
-    assert [(r.run_id, r.imported, r.expected) for r in result.runs] == [
+    assert [(r.run_id, r.imported, r.expected) for r in result] == [
         ("off-e1", 8, 8), ("off-e2", 8, 8)]
 
 
 def test_an_eval_level_limit_is_the_expected_selection(log_dir: Path,
                                                        records_path: Path) -> None:
     log = _epochs_eval(log_dir, epochs=1, limit=3)
-    run = import_inspect_log(Path(log.location), "first3", records_path).runs[0]
+    run = import_inspect_log(Path(log.location), "first3", records_path)[0]
     assert (run.imported, run.expected) == (3, 3)
     with RecordStore(records_path) as store:
         assert audit_run(store, "first3").ok
@@ -277,8 +277,8 @@ def test_the_inspect_backend_refuses_another_eval_and_unknown_inputs(log_dir: Pa
     log = _epochs_eval(log_dir, epochs=1, enforce=False)
     config = InspectBackendConfig(model="mockllm/model", eval_id="another", log=log.location)
     with pytest.raises(BackendError, match="not another"):
-        InspectLogBackend.from_config(config).load()
-    backend = InspectLogBackend.from_config(config.model_copy(
+        InspectLogBackend(config).load()
+    backend = InspectLogBackend(config.model_copy(
         update={"eval_id": log.eval.eval_id}))
     sampling = RunConfig().reviewer.sampling
     known = get_interface("direct").render(load_examples().cases[0].public)

@@ -15,11 +15,6 @@ from authpairs.report.console import make_console
 console = make_console()
 
 
-def _fail(problem: BaseException | str) -> None:
-    """Print ``problem`` as one ``error:`` line with its hint, and exit 2."""
-    raise input_error(problem)
-
-
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add ``import-inspect`` to the CLI and ``export-hf`` to the ``data`` group."""
 
@@ -37,26 +32,22 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         (--epochs N) becomes a run of its own, RUN_ID-e1 .. RUN_ID-eN (RUN_ID for one epoch),
         with the expected cases and a configuration that 'authpairs audit' verifies.
         """
-        from authpairs.cases.dataset import DatasetError
-        from authpairs.runs.store import RecordStoreError
-
         try:
             from authpairs.integrations.inspect_import import (
                 InspectImportError,
                 import_inspect_log,
             )
         except ImportError as exc:
-            _fail(f"Inspect AI is not installed ({exc}) (hint: pip install 'authpairs[inspect]')")
-            return
+            raise input_error(f"Inspect AI is not installed ({exc}) (hint: pip install "
+                              "'authpairs[inspect]')") from exc
         try:
-            result = import_inspect_log(log, run_id, records)
-        except (InspectImportError, DatasetError, RecordStoreError) as exc:
-            _fail(exc)
-            return
-        if result.epochs > 1:
-            console.print(f"{result.epochs} epochs: one run per epoch (repetitions of one "
+            runs = import_inspect_log(log, run_id, records)
+        except InspectImportError as exc:
+            raise input_error(exc) from exc
+        if len(runs) > 1:
+            console.print(f"{len(runs)} epochs: one run per epoch (repetitions of one "
                           "configuration)", highlight=False)
-        for run in result.runs:
+        for run in runs:
             console.print(f"run [bold]{run.run_id}[/] in {records}: {run.samples} samples, "
                           f"{run.imported} records written, {run.already_present} already "
                           f"present, {run.expected} cases expected", highlight=False)
@@ -74,15 +65,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
-        from authpairs.cases.dataset import DatasetError
         from authpairs.cases.hf import ExportError, export_hf
         from authpairs.tracks.registry import resolve_dataset
 
         try:
             counts = export_hf(resolve_dataset(dataset), out, force=force)
-        except (ExportError, DatasetError) as exc:
-            _fail(exc)
-            return
+        except ExportError as exc:
+            raise input_error(exc) from exc
         sizes = ", ".join(f"{split} {n}" for split, n in counts.items())
         console.print(f"wrote {out}: configs public + reference ({sizes}) and README.md",
                       highlight=False)

@@ -48,7 +48,7 @@ class InspectBackendConfig(BackendConfigBase):
         default_factory=dict, description="Inspect's effective GenerateConfig (task settings "
         "with the eval's overrides), unset values left out.")
 
-    factory: ClassVar[str] = "authpairs.integrations.inspect_backend:InspectLogBackend.from_config"
+    factory: ClassVar[str] = "authpairs.integrations.inspect_backend:InspectLogBackend"
 
     def identity(self) -> dict[str, Any]:
         """Model, eval, epoch count and decoding settings; not the log's location, the URL
@@ -71,13 +71,9 @@ class InspectLogBackend:
     name = KIND
 
     def __init__(self, config: InspectBackendConfig) -> None:
+        """The backend of ``config`` (the registered factory); enter it to read the log."""
         self.config = config
         self.answers: dict[str, ChatResponse] | None = None
-
-    @classmethod
-    def from_config(cls, config: InspectBackendConfig) -> InspectLogBackend:
-        """The backend of ``config`` (the registered factory); enter it to read the log."""
-        return cls(config)
 
     def load(self) -> InspectLogBackend:
         """Read the configured epoch's answers from the log (a different eval is refused)."""

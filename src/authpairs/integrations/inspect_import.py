@@ -72,18 +72,6 @@ class ImportedRun:
     errored: list[str] = field(default_factory=list)
 
 
-@dataclass
-class ImportResult:
-    """What an import wrote: one run per epoch (see the module docstring)."""
-
-    runs: list[ImportedRun]
-
-    @property
-    def epochs(self) -> int:
-        """How many epochs the eval ran (one run each)."""
-        return len(self.runs)
-
-
 def epoch_run_id(run_id: str, epoch: int, epochs: int) -> str:
     """The run id of one epoch: ``RUN_ID`` for a one-epoch eval, else ``RUN_ID-eN``."""
     return run_id if epochs == 1 else f"{run_id}-e{epoch}"
@@ -282,9 +270,9 @@ class _Epoch:
 
 
 def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
-                       dataset: Dataset | None = None) -> ImportResult:
-    """Validate the whole log first, then write one run per epoch; nothing is written on
-    refusal.
+                       dataset: Dataset | None = None) -> list[ImportedRun]:
+    """Validate the whole log first, then write one run per epoch (what is returned, in epoch
+    order); nothing is written on refusal.
 
     ``dataset`` overrides loading the dataset named in the log (tests, already loaded data).
     """
@@ -342,4 +330,4 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
                 run_id=one_id, epoch=part.epoch, samples=part.samples, imported=imported,
                 already_present=len(part.rows) - imported, expected=len(dataset),
                 errored=[a.case_id for a in part.failures]))
-    return ImportResult(written)
+    return written

@@ -72,9 +72,11 @@ DEFAULT_GROUPS: dict[str, tuple[str, ...]] = {
     "language": ("family", "domain"),
     "native": ("engine",),
 }
-MEASURES = ("usable_correctness", "incorrect_approvals", "false_denials", "unavailable",
-            "abstentions")
-EFFECT_MEASURES = ("forbidden_effects", "lawful_completions", "audit_failures")
+
+COUNTS = ("incorrect_approvals", "false_denials", "unavailable", "abstentions")
+"""The counts among the authpairs measures (after usable correctness)."""
+EFFECT_COUNTS = ("forbidden_effects", "lawful_completions", "audit_failures")
+"""The counts added when effects are enforced."""
 
 _DATASETS: dict[tuple[str, str, int | None], Dataset] = {}
 _DATASETS_LOCK = threading.Lock()
@@ -99,80 +101,45 @@ def build_samples(dataset: Dataset, interface: ReviewInterface) -> list[Sample]:
     return samples
 
 
-def shared_response_format(dataset: Dataset, interface: ReviewInterface
-                           ) -> dict[str, Any] | None:
-    """The interface's response format (it depends on the interface only, not on the case)."""
-    return interface.render(dataset.cases[0].public).response_format
-
-
-@dataclass
-class EnforcerHolder:
-    """Opens one sandboxed enforcement point on first use and closes it after the last of its
-    ``pending`` samples (or at interpreter exit if a run is cancelled). Re-opens if used after
-    closing."""
-
-    pending: int
-    _enforcer: Enforcer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def get(self) -> Enforcer:
-        """The open enforcer."""
-        with self._lock:
-            if self._enforcer is None:
-                enforcer = LocalEnforcer()
-                enforcer.__enter__()
-                self._enforcer = enforcer
-                atexit.register(self.close)
-            return self._enforcer
-
-    def sample_done(self) -> None:
-        """Count one finished sample; close the sandbox after the last one."""
-        with self._lock:
-            self.pending -= 1
-            last = self.pending <= 0
-        if last:
-            self.close()
-
-    def close(self) -> None:
-        """Stop the sandbox (idempotent)."""
-        with self._lock:
-            enforcer, self._enforcer = self._enforcer, None
-        if enforcer is not None:
-            enforcer.__exit__(None, None, None)
-            atexit.unregister(self.close)
-
-
 @dataclass
 class EpochSandboxes:
     """One sandbox per epoch (``inspect eval --epochs N``): each epoch's samples are enforced
-    in a freshly seeded sandbox of their own, as each epoch is imported as a run of its own,
-    and that sandbox closes after the epoch's last sample. Epochs may run interleaved."""
+    in a freshly seeded sandbox of their own, as each epoch is imported as a run of its own.
+    An epoch's sandbox opens on first use and closes after the last of its ``samples`` (or at
+    interpreter exit if a run is cancelled); used again after that, it re-opens. Epochs may
+    run interleaved."""
 
     samples: int
-    _holders: dict[int, EnforcerHolder] = field(default_factory=dict)
+    _open: dict[int, Enforcer] = field(default_factory=dict)
+    _pending: dict[int, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def holder(self, epoch: int) -> EnforcerHolder:
-        """The sandbox holder of ``epoch`` (created on first use)."""
-        with self._lock:
-            if epoch not in self._holders:
-                self._holders[epoch] = EnforcerHolder(pending=self.samples)
-            return self._holders[epoch]
 
     def get(self, epoch: int) -> Enforcer:
         """The open enforcer of ``epoch``."""
-        return self.holder(epoch).get()
+        with self._lock:
+            if epoch not in self._open:
+                enforcer = LocalEnforcer()
+                enforcer.__enter__()
+                self._open[epoch] = enforcer
+                atexit.unregister(self.close)  # registered once, however many epochs open
+                atexit.register(self.close)
+            return self._open[epoch]
 
     def sample_done(self, epoch: int) -> None:
         """Count one finished sample of ``epoch``; its sandbox closes after the last one."""
-        self.holder(epoch).sample_done()
+        with self._lock:
+            pending = self._pending[epoch] = self._pending.get(epoch, self.samples) - 1
+            enforcer = self._open.pop(epoch, None) if pending <= 0 else None
+        if enforcer is not None:
+            enforcer.__exit__(None, None, None)
 
     def close(self) -> None:
         """Stop every epoch's sandbox (idempotent)."""
         with self._lock:
-            holders = list(self._holders.values())
-        for holder in holders:
-            holder.close()
+            enforcers, self._open = list(self._open.values()), {}
+        for enforcer in enforcers:
+            enforcer.__exit__(None, None, None)
+        atexit.unregister(self.close)
 
 
 _HOLDERS: dict[str, EpochSandboxes] = {}
@@ -226,20 +193,11 @@ def _mean(per_epoch: list[dict[str, float]]) -> dict[str, float]:
 
 
 def _measures(score: AuthScore, prefix: str = "") -> dict[str, float]:
-    values: dict[str, float] = {
-        # Inspect metrics are numbers: a group with no scored case has no correctness (NaN)
-        f"{prefix}usable_correctness": (float("nan") if score.usable_correctness is None
-                                        else score.usable_correctness),
-        f"{prefix}incorrect_approvals": float(score.incorrect_approvals),
-        f"{prefix}false_denials": float(score.false_denials),
-        f"{prefix}unavailable": float(score.unavailable),
-        f"{prefix}abstentions": float(score.abstentions),
-    }
-    if score.enforced:
-        values[f"{prefix}forbidden_effects"] = float(score.forbidden_effects)
-        values[f"{prefix}lawful_completions"] = float(score.lawful_completions)
-        values[f"{prefix}audit_failures"] = float(score.audit_failures)
-    return values
+    counts = COUNTS + (EFFECT_COUNTS if score.enforced else ())
+    # Inspect metrics are numbers: a group with no scored case has no correctness (NaN)
+    correctness = float("nan") if score.usable_correctness is None else score.usable_correctness
+    return {f"{prefix}usable_correctness": correctness,
+            **{f"{prefix}{name}": float(getattr(score, name)) for name in counts}}
 
 
 @metric
@@ -268,10 +226,6 @@ def authpairs_grouped(attribute: str) -> Metric:
         return _mean(per_epoch)
 
     return compute
-
-
-def _metrics(groups: tuple[str, ...]) -> list[Metric | dict[str, list[Metric]]]:
-    return [authpairs_measures(), *(authpairs_grouped(a) for a in groups)]
 
 
 class InspectAnswer:
@@ -343,7 +297,8 @@ def authpairs_task(dataset: str, *, interface: str = "schema", split: str = "dev
         raise ValueError(f"dataset '{dataset}' has no cases in split '{split}'")
     options = dict(interface_options or {})
     review = get_interface(interface, options or None)
-    response_format = shared_response_format(cases, review)
+    # the response format depends on the interface only, not on the case
+    response_format = review.render(cases.cases[0].public).response_format
     groups = group_by if group_by is not None else DEFAULT_GROUPS.get(dataset, ("family",))
     holder_key = uuid.uuid4().hex
     sandboxes: EpochSandboxes | None = None
@@ -360,7 +315,7 @@ def authpairs_task(dataset: str, *, interface: str = "schema", split: str = "dev
         solver=generate(),
         scorer=authpairs_scorer(dataset, interface, split, limit, enforce, holder_key,
                                 options or None),
-        metrics=_metrics(groups),
+        metrics=[authpairs_measures(), *(authpairs_grouped(a) for a in groups)],
         config=generate_config_for(response_format),
         cleanup=cleanup if sandboxes is not None else None,
         epochs=Epochs(1, authpairs_epochs()),

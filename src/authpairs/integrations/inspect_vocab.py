@@ -5,7 +5,7 @@ Inspect counts tokens with tiktoken's ``o200k_base`` wherever a model reports no
 on first use. No installed package ships it in tiktoken's own format, but ``quicktok-v1`` (an
 authpairs dependency) ships the same ranks: :mod:`authpairs.review.guardrails.harmony_vocab`
 rewrites them into tiktoken's text format and checks the result against the published SHA-256,
-and this module places that file where tiktoken looks first, its ``TIKTOKEN_CACHE_DIR``, under
+and this module writes that file where tiktoken looks first, its ``TIKTOKEN_CACHE_DIR``, under
 the name tiktoken gives the download. tiktoken checks the same SHA-256 again when it reads it.
 """
 
@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from authpairs.review.guardrails.harmony_vocab import O200K_FILE, O200K_SHA256, ensure_vocab
+from authpairs.review.guardrails.harmony_vocab import ensure_vocab
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 """Where tiktoken downloads ``o200k_base`` from; its cache names the file by this URL."""
@@ -37,18 +35,7 @@ def use_packaged_vocabulary() -> Path:
     """
     folder = ensure_vocab()
     chosen = os.environ.get(CACHE_ENV)
-    cache = Path(chosen) if chosen else folder
-    target = cache / cache_name()
-    if not _verified(target):
-        cache.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=cache, prefix=".o200k-")
-        os.close(handle)
-        shutil.copyfile(folder / O200K_FILE, temp)
-        os.replace(temp, target)
+    cache = ensure_vocab(Path(chosen) if chosen else folder, cache_name())
     if not chosen:
         os.environ[CACHE_ENV] = str(cache)
     return cache
-
-
-def _verified(path: Path) -> bool:
-    return path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == O200K_SHA256

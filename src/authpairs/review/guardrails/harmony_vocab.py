@@ -65,10 +65,11 @@ def tiktoken_text(packed: bytes) -> bytes:
     return b"".join(lines)
 
 
-def ensure_vocab(directory: Path | None = None) -> Path:
-    """The folder holding a verified ``o200k_base.tiktoken`` (written on first use)."""
+def ensure_vocab(directory: Path | None = None, name: str = O200K_FILE) -> Path:
+    """The folder holding a verified ``o200k_base.tiktoken`` (written on first use), under
+    ``name`` (tiktoken's own cache names it otherwise)."""
     folder = directory or cache_dir()
-    target = folder / O200K_FILE
+    target = folder / name
     if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == O200K_SHA256:
         return folder
     text = tiktoken_text(_source_path().read_bytes())
@@ -83,7 +84,7 @@ def ensure_vocab(directory: Path | None = None) -> Path:
             out.write(text)
         os.replace(temp, target)
     except OSError as exc:
-        raise ReviewerError(f"cannot write the Harmony vocabulary to {folder}: {exc} "
+        raise ReviewerError(f"cannot write the o200k vocabulary to {folder}: {exc} "
                             "(set AUTHPAIRS_CACHE to a writable folder)") from exc
     return folder
 
