@@ -99,12 +99,10 @@ class AuthpairsGroup(HelpGroup):
             raise
         except click.ClickException as exc:
             print_error(usage_error_line(exc))
-            raise typer.Exit(EXIT_INPUT_ERROR) from None
         except AuthpairsError as exc:
             if _state["debug"]:
                 raise
             print_error(error_message(exc, _command_path(ctx)))
-            raise typer.Exit(EXIT_INPUT_ERROR) from None
         except OSError as exc:
             if _state["debug"]:
                 raise
@@ -112,7 +110,7 @@ class AuthpairsGroup(HelpGroup):
                                f"{exc.strerror or exc}",
                                "check the path, that it exists and that you may read or write "
                                "it as the command needs"))
-            raise typer.Exit(EXIT_INPUT_ERROR) from None
+        raise typer.Exit(EXIT_INPUT_ERROR)
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=AuthpairsGroup,

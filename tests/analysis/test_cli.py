@@ -11,14 +11,13 @@ import typer
 from analysis_helpers import lawful_pair_runs, rec, store_run
 from typer.testing import CliRunner
 
-from authpairs.commands.analysis import register
+from authpairs.cli import app as authpairs_app
 
 
 @pytest.fixture()
 def app() -> typer.Typer:
-    application = typer.Typer()
-    register(application, typer.Typer())
-    return application
+    """The command line itself: bad input is its one ``error:`` line with exit code 2."""
+    return authpairs_app
 
 
 @pytest.fixture()

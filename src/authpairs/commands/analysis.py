@@ -93,13 +93,6 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
             console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
 
 
-def agent_runs(addresses: list[str], records: Path) -> list[bool]:
-    """Whether each addressed run is an agent run (reads the run headers only)."""
-    from authpairs.analysis.agent_runs import run_is_agent
-
-    return [run_is_agent(address, records) for address in addresses]
-
-
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
     """Add the analysis commands to the CLI."""
 
@@ -121,37 +114,29 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
-        from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
-        from authpairs.analysis.compare import ComparisonError
+        from authpairs.analysis.agent_runs import compare_stacks, load_agent_score, run_is_agent
         from authpairs.analysis.contrast import compare_runs
-        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.analysis.runref import load_run_checked
         from authpairs.report.files import write_csv, write_json
 
-        try:
-            kinds = agent_runs([run_a, run_b], records)
-        except RunNotFoundError as exc:
-            raise input_error(exc) from exc
+        kinds = [run_is_agent(address, records) for address in (run_a, run_b)]
         if kinds[0] != kinds[1]:
             agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
             raise input_error(f"'{agent}' is an agent run and '{other}' is not: compare two "
                               "agent runs (stacks) or two guardrail runs")
-        try:
-            if kinds[0]:  # two agent + guardrail stacks, case by case
-                contrast = compare_stacks(load_agent_score(run_a, records),
-                                          load_agent_score(run_b, records), draws=draws,
-                                          seed=seed)
-                data = contrast.to_dict()
-            else:
-                ref_a, rec_a, done_a = load_run_checked(run_a, records)
-                ref_b, rec_b, done_b = load_run_checked(run_b, records)
-                _state_completeness(done_a, done_b)
-                contrast = compare_runs(rec_a, rec_b, before_run=ref_a.run_id,
-                                        after_run=ref_b.run_id, draws=draws, seed=seed)
-                data = {**contrast.to_dict(), "before_completeness": done_a.to_dict(),
-                        "after_completeness": done_b.to_dict(),
-                        "before_records": str(ref_a.path), "after_records": str(ref_b.path)}
-        except (RunNotFoundError, ComparisonError) as exc:
-            raise input_error(exc) from exc
+        if kinds[0]:  # two agent + guardrail stacks, case by case
+            contrast = compare_stacks(load_agent_score(run_a, records),
+                                      load_agent_score(run_b, records), draws=draws, seed=seed)
+            data = contrast.to_dict()
+        else:
+            ref_a, rec_a, done_a = load_run_checked(run_a, records)
+            ref_b, rec_b, done_b = load_run_checked(run_b, records)
+            _state_completeness(done_a, done_b)
+            contrast = compare_runs(rec_a, rec_b, before_run=ref_a.run_id,
+                                    after_run=ref_b.run_id, draws=draws, seed=seed)
+            data = {**contrast.to_dict(), "before_completeness": done_a.to_dict(),
+                    "after_completeness": done_b.to_dict(),
+                    "before_records": str(ref_a.path), "after_records": str(ref_b.path)}
         comparison = contrast.comparison
         console.print(*contrast.table_views(changed=list_requests),
                       *(comparison.breakdown_view(attribute) for attribute in by or []),
@@ -175,24 +160,18 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
-        from authpairs.analysis.compare import ComparisonError
-        from authpairs.analysis.runref import RunNotFoundError
-        from authpairs.analysis.study import StudyCell, StudyPlanError, load_plan, run_study
-        from authpairs.errors import ConfigError
+        from authpairs.analysis.study import StudyCell, load_plan, run_study
         from authpairs.report.files import write_csv, write_json
         from authpairs.report.tables import family_view
 
-        try:
-            plan = load_plan(plan_file)
+        plan = load_plan(plan_file)
 
-            def announce(cell: StudyCell, run_id: str) -> None:
-                labels = " ".join(f"{k}={v}" for k, v in cell.labels().items())
-                console.print(f"run {run_id}: {labels}")
+        def announce(cell: StudyCell, run_id: str) -> None:
+            labels = " ".join(f"{k}={v}" for k, v in cell.labels().items())
+            console.print(f"run {run_id}: {labels}")
 
-            result = run_study(plan, execute=not analyze_only, progress=progress,
-                               origin=str(plan_file), on_cell=announce)
-        except (StudyPlanError, ConfigError, RunNotFoundError, ComparisonError) as exc:
-            raise input_error(exc) from exc
+        result = run_study(plan, execute=not analyze_only, progress=progress,
+                           origin=str(plan_file), on_cell=announce)
         console.print(family_view(result.contrasts, plan.name), crop=False)
         if out is not None:
             write_json(out / "study.json", {
@@ -213,17 +192,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
-        from authpairs.analysis.compare import ComparisonError
-        from authpairs.analysis.family import FamilyError, load_family, run_family
-        from authpairs.analysis.runref import RunNotFoundError
+        from authpairs.analysis.family import load_family, run_family
         from authpairs.report.files import write_csv, write_json
         from authpairs.report.tables import family_view
 
-        try:
-            spec = load_family(family_file)
-            results = run_family(spec)
-        except (FamilyError, RunNotFoundError, ComparisonError) as exc:
-            raise input_error(exc) from exc
+        spec = load_family(family_file)
+        results = run_family(spec)
         console.print(family_view(results, spec.name), crop=False)
         if out is not None:
             write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
@@ -259,29 +233,25 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         )
         from authpairs.analysis.cost import (
             GridSpec,
-            GridSpecError,
             break_even_table,
             condition_from_composition,
             cost_grid,
             load_grid_spec,
         )
-        from authpairs.analysis.runref import RunNotFoundError, load_run
+        from authpairs.analysis.runref import load_run
         from authpairs.report.files import write_csv, write_json
         from authpairs.report.tables import break_even_view, grid_view
 
-        try:
-            spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
-            loaded = {}
-            for arg in runs:
-                name, address = _split_label(arg)
-                ref, recs = load_run(address, records)
-                key = name or ref.run_id
-                if key in loaded:
-                    raise CompositionError(f"reviewer '{key}' given twice")
-                loaded[key] = recs
-            matrix, results = compose_all(loaded)
-        except (RunNotFoundError, CompositionError, GridSpecError) as exc:
-            raise input_error(exc) from exc
+        spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
+        loaded = {}
+        for arg in runs:
+            name, address = _split_label(arg)
+            ref, recs = load_run(address, records)
+            key = name or ref.run_id
+            if key in loaded:
+                raise CompositionError(f"reviewer '{key}' given twice")
+            loaded[key] = recs
+        matrix, results = compose_all(loaded)
         if matrix.unmatched:
             console.print(f"[yellow]{len(matrix.unmatched)} case(s) not present in every run "
                           f"were left out:[/] {', '.join(matrix.unmatched)}", soft_wrap=True)
@@ -333,24 +303,21 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
-        from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
-        from authpairs.analysis.runref import RunNotFoundError, load_run_checked
+        from authpairs.analysis.gate import read_case_ids, run_gate
+        from authpairs.analysis.runref import load_run_checked
         from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):
             raise input_error(
                 f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
-        try:
-            ref_a, rec_a, done_a = load_run_checked(baseline, records)
-            ref_b, rec_b, done_b = load_run_checked(candidate, records)
-            incomplete = _state_completeness(done_a, done_b)
-            result = run_gate(
-                rec_a, rec_b, required=read_case_ids(required),
-                forbidden=read_case_ids(forbidden) if forbidden is not None else None,
-                usable_scope="all" if usable_scope == "all" else "designated",
-                baseline_name=ref_a.run_id, candidate_name=ref_b.run_id)
-        except (RunNotFoundError, GateInputError) as exc:
-            raise input_error(exc) from exc
+        ref_a, rec_a, done_a = load_run_checked(baseline, records)
+        ref_b, rec_b, done_b = load_run_checked(candidate, records)
+        incomplete = _state_completeness(done_a, done_b)
+        result = run_gate(
+            rec_a, rec_b, required=read_case_ids(required),
+            forbidden=read_case_ids(forbidden) if forbidden is not None else None,
+            usable_scope="all" if usable_scope == "all" else "designated",
+            baseline_name=ref_a.run_id, candidate_name=ref_b.run_id)
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         blocked = bool(incomplete) and not allow_incomplete
         if out is not None:

@@ -265,9 +265,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
         States n recorded of N expected and lists missing case ids; exit code 1 when a run is
         incomplete and --require-complete is given."""
-        from authpairs.commands.analysis import agent_runs, score_agent_runs
+        from authpairs.analysis.agent_runs import run_is_agent
+        from authpairs.commands.analysis import score_agent_runs
 
-        kinds = agent_runs(run_ids, records)
+        kinds = [run_is_agent(address, records) for address in run_ids]
         if any(kinds):  # agent runs: the stack table (every offered case has an outcome)
             if not all(kinds):
                 raise typer.BadParameter("agent runs and guardrail runs are scored apart: give "

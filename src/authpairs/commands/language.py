@@ -49,19 +49,15 @@ def check(
                   f"{report.determinate_reproduced} determinate labels reproduced by both "
                   f"evaluators; {len(report.unresolved)} unresolved; "
                   f"{report.different_paths} scenarios with two different lawful paths.")
-    if report.domain_rows:
-        table = Table(title="Domains (scenarios/dev inputs/test inputs)")
-        for column in ("domain", "scenarios", "dev", "test", "want"):
-            table.add_column(column)
-        for row in report.domain_rows:
-            table.add_row(*(str(row[c]) for c in ("domain", "scenarios", "dev", "test", "want")))
-        console.print(table)
-        table = Table(title="Families (inputs)")
-        for column in ("family", "dev", "test", "want"):
-            table.add_column(column)
-        for row in report.family_rows:
-            table.add_row(*(str(row[c]) for c in ("family", "dev", "test", "want")))
-        console.print(table)
+    tables = (("Domains (scenarios/dev inputs/test inputs)", report.domain_rows,
+               ("domain", "scenarios", "dev", "test", "want")),
+              ("Families (inputs)", report.family_rows, ("family", "dev", "test", "want")))
+    for title, rows, columns in tables:
+        if report.domain_rows:
+            table = Table(*columns, title=title)
+            for row in rows:
+                table.add_row(*(str(row[c]) for c in columns))
+            console.print(table)
     for item in report.unresolved:
         console.print("[yellow]unresolved[/yellow] " + escape(
             f"{item.path} {item.context_id} ({item.label}): {item.reason} [{item.detail}]"),
@@ -116,14 +112,10 @@ def baseline_classifier(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
-    from authpairs.errors import MissingDependencyError
     from authpairs.tracks.language.baseline import classifier_baseline
     from authpairs.tracks.language.cases import load_language_dataset
 
-    try:
-        result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)
-    except MissingDependencyError as exc:
-        raise input_error(exc, 2) from exc
+    result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return

@@ -8,18 +8,10 @@ from typing import Annotated
 
 import typer
 
-from authpairs.commands.audit import input_error
-from authpairs.tracks.native.errors import NativeImportError
-
 SourcesOpt = Annotated[Path | None, typer.Option(
     "--sources", help="Sources folder (default: $AUTHPAIRS_SOURCES, ../shared/sources, or where "
                       "fetch-sources puts them).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Output JSONL case file.")]
-
-
-def _fail(exc: Exception) -> None:
-    """Print ``exc`` as one ``error:`` line with its hint, and exit 2."""
-    raise input_error(exc)
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -63,11 +55,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                 raise typer.Exit(code=1)
             typer.echo(f"{folder}: every file matches the shipped SHA-256 manifest")
             return
-        try:
-            result = fetch_sources(dest, origin, revision=revision, force=force)
-        except NativeImportError as exc:
-            _fail(exc)
-            return
+        result = fetch_sources(dest, origin, revision=revision, force=force)
         if result.already_present:
             typer.echo(f"{result.dest}: already holds the pinned sources ({result.files} files "
                        "match the manifest); nothing fetched")
@@ -85,11 +73,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Replay every upstream OpenFGA / Cedar assertion through the real engines."""
         from authpairs.tracks.native.verify import verify_native
 
-        try:
-            result = verify_native(sources)
-        except NativeImportError as exc:
-            _fail(exc)
-            return
+        result = verify_native(sources)
         text = result.to_markdown()
         typer.echo(text)
         for engine, version in result.engines.items():
@@ -122,13 +106,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         )
         from authpairs.tracks.native.stats import summary_markdown
 
-        try:
-            built = build_native(sources, seed=seed or NATIVE_SPLIT_SEED,
-                                 dev_fraction=NATIVE_DEV_FRACTION
-                                 if dev_fraction is None else dev_fraction)
-        except NativeImportError as exc:
-            _fail(exc)
-            return
+        built = build_native(sources, seed=seed or NATIVE_SPLIT_SEED,
+                             dev_fraction=NATIVE_DEV_FRACTION
+                             if dev_fraction is None else dev_fraction)
         dataset = Dataset(name="native", cases=built.cases)
         dataset.write_jsonl(out)
         typer.echo(summary_markdown(built.cases))
@@ -145,11 +125,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Turn your own OpenFGA store test file(s) into an engine-labelled case file."""
         from authpairs.tracks.native.byo import import_openfga
 
-        try:
-            dataset = import_openfga(path, name=name)
-        except NativeImportError as exc:
-            _fail(exc)
-            return
+        dataset = import_openfga(path, name=name)
         dataset.write_jsonl(out)
         typer.echo(f"wrote {len(dataset)} cases to {out}")
 
@@ -164,10 +140,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Turn your own Cedar example folder into an engine-labelled case file."""
         from authpairs.tracks.native.byo import import_cedar
 
-        try:
-            dataset = import_cedar(path, name=name, use_schema=schema)
-        except NativeImportError as exc:
-            _fail(exc)
-            return
+        dataset = import_cedar(path, name=name, use_schema=schema)
         dataset.write_jsonl(out)
         typer.echo(f"wrote {len(dataset)} cases to {out}")

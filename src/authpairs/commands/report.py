@@ -28,11 +28,6 @@ REPORT_HELP = (
     "table as CSV; the page opens from disk without a network.")
 
 
-def _fail(problem: BaseException | str) -> typer.Exit:
-    """Print ``problem`` as one ``error:`` line with its hint; the exit to raise."""
-    return input_error(problem)
-
-
 def spread_values(args: Sequence[str], options: Sequence[str]) -> list[str]:
     """Repeat each of ``options`` before every value that follows it up to the next option:
     ``--compose R1 R2 R3 --out D`` becomes ``--compose R1 --compose R2 --compose R3 --out D``.
@@ -65,18 +60,13 @@ class MultiValueCommand(TyperCommand):
 
 def write_report(request: ReportRequest) -> Path:
     """Build the report and print where it is; bad input exits 2 with a message naming it."""
-    from authpairs.analysis.compare import ComparisonError
-    from authpairs.analysis.runref import RunNotFoundError
-    from authpairs.analysis.study import StudyPlanError
-    from authpairs.errors import ConfigError
     from authpairs.report.build import build_report
     from authpairs.report.runset import ReportInputError
 
     try:
         result = build_report(request)
-    except (RunNotFoundError, ReportInputError, StudyPlanError, ConfigError,
-            ComparisonError) as exc:
-        raise _fail(exc) from exc
+    except ReportInputError as exc:
+        raise input_error(exc) from exc
     for name in result.incomplete:
         console.print(f"[yellow]warning:[/] run '{name}' is incomplete; the report marks it",
                       highlight=False)
@@ -114,13 +104,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         allow_unverified: AllowUnverifiedOpt = False,
     ) -> None:
         """Write the HTML report of recorded runs."""
-        from authpairs.analysis.cost import GridSpec, GridSpecError, load_grid_spec
+        from authpairs.analysis.cost import GridSpec, load_grid_spec
         from authpairs.report.request import ReportRequest
 
-        try:
-            grid = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
-        except GridSpecError as exc:
-            raise _fail(exc) from exc
+        grid = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
         write_report(ReportRequest(
             runs=list(runs or []), out=out, records=records, study=study, compare=compare,
             compose=[r for item in compose or [] for r in item.split(",") if r], draws=draws,
