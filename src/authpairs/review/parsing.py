@@ -296,12 +296,10 @@ def parse_json_decision(text: str | None, finish_reason: str | None,
     stopped = finish_outcome(finish_reason)
     if stopped is not None:
         return stopped
-    text = text or ""
-    problem = text_problem(text)
-    if problem is not None:
-        return problem
+    value = parse_json_object(text)
+    if isinstance(value, ReviewOutcome):
+        return value
     try:
-        value = _decode_single_object(_extract_payload(text))
         _check_schema(value, schema)
         checks = value.get("checks")
         return ReviewOutcome.decided(Decision(value["decision"]),

@@ -161,18 +161,22 @@ def _messages(prompt: Any) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class TaskSettings:
-    """What NeMo's action asks for (``nemo``) and what is sent (``sent``: the run's values for
-    the settings in ``from_run``)."""
+    """What NeMo's action asks for (``nemo``) and what is sent (``sent``), with where each sent
+    value comes from (``sources``)."""
 
     nemo: dict[str, Any]
     sent: dict[str, Any]
-    from_run: tuple[str, ...]
     sources: dict[str, str]
 
     def describe(self) -> dict[str, Any]:
         """Every setting with the value sent and where it came from."""
         return {name: {"sent": self.sent[name], "nemo": self.nemo[name],
                        "from": self.sources[name]} for name in self.sent}
+
+    def request(self, prompt: Any) -> ChatRequest:
+        """The request of NeMo's rendered ``prompt`` (:func:`_messages`) with the stop sent."""
+        stop = self.sent["stop"]
+        return ChatRequest(messages=_messages(prompt), options={"stop": stop} if stop else None)
 
 
 class NemoResponse(ChatResponse):
@@ -216,8 +220,7 @@ class _BackendLLM:
                                        f"recorded {self.settings.nemo}")
             raise self.error
         sent = self.settings.sent
-        self.sent = ChatRequest(messages=_messages(prompt),
-                                options={"stop": sent["stop"]} if sent["stop"] else None)
+        self.sent = self.settings.request(prompt)
         sampling = self.sampling.model_copy(
             update={"max_tokens": sent["max_tokens"], "temperature": sent["temperature"]})
         try:
@@ -314,7 +317,7 @@ def _settings(nemo: dict[str, Any], sampling: SamplingConfig, from_run: tuple[st
     if stop_given:
         sent["stop"] = stop
         sources["stop"] = "guardrail_options.stop"
-    return TaskSettings(nemo=nemo, sent=sent, from_run=from_run, sources=sources)
+    return TaskSettings(nemo=nemo, sent=sent, sources=sources)
 
 
 class NemoSelfCheckReviewer:
@@ -369,10 +372,6 @@ class NemoSelfCheckReviewer:
             manager.register_prompt_context(name, value)
         return self.rails.config, manager
 
-    def _request(self, rendered: Any) -> ChatRequest:
-        stop = self.settings.sent["stop"]
-        return ChatRequest(messages=_messages(rendered), options={"stop": stop} if stop else None)
-
     def render(self, case: PublicCase) -> ChatRequest:
         """NeMo's own rendering of its task prompt: exactly the request NeMo will send, so the
         recorded input hash is the backend's (replay works); the inputs are kept for answer.
@@ -401,7 +400,7 @@ class NemoSelfCheckReviewer:
                                 f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(rendered, str | list):
             raise ReviewerError(f"NeMo rendered the {TASK} prompt as {type(rendered).__name__}")
-        request = self._request(rendered)
+        request = self.settings.request(rendered)
         self._inputs[request.sha256()] = (content, variables, user_input)
         return request
 
@@ -532,36 +531,6 @@ class NemoSelfCheckReviewer:
         return settings_record(GUARDRAIL, used, vendor=asked)
 
 
-def _resolved(options: dict[str, Any], sampling: SamplingConfig) -> dict[str, Any]:
-    unknown = set(options) - set(OPTIONS)
-    if unknown:
-        raise ReviewerError(f"nemo-self-check: unknown guardrail_options "
-                            f"{', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
-    if "config" not in options:
-        if options:
-            raise ReviewerError(f"nemo-self-check: guardrail_options "
-                                f"{', '.join(sorted(options))} need 'config' (a rails folder)")
-        return {}
-    out = dict(options)
-    if not isinstance(out["config"], str) or not out["config"]:
-        raise ReviewerError("nemo-self-check: guardrail_options.config must be a folder path")
-    if "config_sha256" not in out:
-        out["config_sha256"] = rails_sha256(out["config"])
-    if "use_run_sampling" not in out:
-        out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in sampling.model_fields_set]
-    chosen = out["use_run_sampling"]
-    if not isinstance(chosen, list) or not set(chosen) <= set(RUN_SETTINGS):
-        raise ReviewerError(f"nemo-self-check: use_run_sampling must list some of "
-                            f"{', '.join(RUN_SETTINGS)}, got {chosen!r}")
-    out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in chosen]
-    stop = out.get("stop")
-    if "stop" in out and not (stop is None or (isinstance(stop, list)
-                                              and all(isinstance(s, str) for s in stop))):
-        raise ReviewerError(f"nemo-self-check: guardrail_options.stop must be a list of "
-                            f"strings or null, got {stop!r}")
-    return out
-
-
 class NemoSelfCheckGuardrail(GuardrailFactory):
     """Factory of :class:`NemoSelfCheckReviewer` (registered as ``nemo-self-check``)."""
 
@@ -574,7 +543,33 @@ class NemoSelfCheckGuardrail(GuardrailFactory):
         """With a rails folder (``config``): its content hash and which task settings the
         run's sampling takes over (those the run states), so the stored configuration says what
         will run. Without one: no options."""
-        return _resolved(options, sampling)
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise ReviewerError(f"nemo-self-check: unknown guardrail_options "
+                                f"{', '.join(sorted(unknown))} (known: {', '.join(OPTIONS)})")
+        if "config" not in options:
+            if options:
+                raise ReviewerError(f"nemo-self-check: guardrail_options "
+                                    f"{', '.join(sorted(options))} need 'config' (a rails folder)")
+            return {}
+        out = dict(options)
+        if not isinstance(out["config"], str) or not out["config"]:
+            raise ReviewerError("nemo-self-check: guardrail_options.config must be a folder path")
+        if "config_sha256" not in out:
+            out["config_sha256"] = rails_sha256(out["config"])
+        if "use_run_sampling" not in out:
+            out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in sampling.model_fields_set]
+        chosen = out["use_run_sampling"]
+        if not isinstance(chosen, list) or not set(chosen) <= set(RUN_SETTINGS):
+            raise ReviewerError(f"nemo-self-check: use_run_sampling must list some of "
+                                f"{', '.join(RUN_SETTINGS)}, got {chosen!r}")
+        out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in chosen]
+        stop = out.get("stop")
+        if "stop" in out and not (stop is None or (isinstance(stop, list)
+                                                  and all(isinstance(s, str) for s in stop))):
+            raise ReviewerError(f"nemo-self-check: guardrail_options.stop must be a list of "
+                                f"strings or null, got {stop!r}")
+        return out
 
     def identity_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """The options without the rails folder's path (its content hash stays)."""
@@ -586,7 +581,7 @@ class NemoSelfCheckGuardrail(GuardrailFactory):
         :meth:`resolve` adds (``config_sha256``, ``use_run_sampling``), ``stop``."""
         if backend is None:
             raise ReviewerError("nemo-self-check needs a model backend")
-        resolved = _resolved(options, sampling)
+        resolved = self.resolve(options, sampling)
         if not resolved:
             return NemoSelfCheckReviewer(backend, sampling)
         _import_nemo()
