@@ -21,6 +21,7 @@ import concurrent.futures
 import importlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
@@ -180,19 +181,8 @@ class RunResult(NotebookView):
         """One row per case record: outcome, dispatch, whether it went through, the effect's
         execution and verification (None without enforcement), tokens, latency and the case
         attributes."""
-        rows = []
-        for r in self.records:
-            rows.append({**r.attributes, **{
-                "case_id": r.case_id, "label": r.label, "split": r.split, "cluster": r.cluster,
-                "resolved": r.resolved, "status": r.status.value,
-                "decision": None if r.decision is None else r.decision.value,
-                "reason_code": r.reason_code, "dispatch": r.dispatch.value,
-                "went_through": r.went_through,
-                "executed": None if r.effect is None else r.effect.executed,
-                "verified": None if r.effect is None else r.effect.verified,
-                "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-                "reasoning_tokens": r.reasoning_tokens, "latency_s": r.latency_s,
-                "infra_attempts": r.infra_attempts}})
+        rows = [{**r.attributes, **{name: _column(r, name) for name in _RECORD_COLUMNS}}
+                for r in self.records]
         attributes = sorted({k for r in self.records for k in r.attributes}
                             - set(_RECORD_COLUMNS))
         return [*_RECORD_COLUMNS, *attributes], rows
@@ -203,6 +193,15 @@ _RECORD_COLUMNS = ("case_id", "label", "split", "cluster", "resolved", "status",
                    "input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
                    "infra_attempts")
 """The columns of :meth:`RunResult.to_pandas` before the case attributes."""
+
+
+def _column(record: CaseRecord, name: str) -> Any:
+    """One column of a record's row: an enum as its value, the effect's ``executed`` and
+    ``verified`` (None without enforcement), else the record's field."""
+    if name in ("executed", "verified"):
+        return None if record.effect is None else getattr(record.effect, name)
+    value = getattr(record, name)
+    return value.value if isinstance(value, Enum) else value
 
 
 def as_config(spec: RunSpec) -> RunConfig:
