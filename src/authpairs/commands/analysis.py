@@ -68,16 +68,12 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
     blocked, unavailable, executed), then one per ``--by`` attribute; ``--out`` gets the JSON
     and CSV files (in a folder per run when several are given)."""
     from authpairs.analysis.agent_runs import load_agent_score
-    from authpairs.analysis.scoring import unknown_group_attributes
+    from authpairs.commands.core import check_by
     from authpairs.report.files import write_csv, write_json
 
     for address in run_ids:
         score = load_agent_score(address, records)
-        unknown, usable = unknown_group_attributes(by, score.attributes())
-        if unknown:
-            raise typer.BadParameter(
-                f"no offered case has the attribute {', '.join(map(repr, unknown))} "
-                f"(attributes here: {', '.join(usable)})", param_hint="'--by'")
+        check_by(by, score.attributes(), "offered case")
         groups = [score.by(attribute) for attribute in by]
         console.print(score, *groups, crop=False)
         if out is not None:

@@ -39,10 +39,6 @@ AllowUnverifiedOpt = Annotated[bool, typer.Option(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-DATA_CHECK_HINT = "run 'authpairs data check' for the full report"
-"""The hint of a scenario error found while loading the language dataset."""
-
-
 def input_error(problem: BaseException | str, code: int = 2,
                 hint: str | None = None) -> typer.Exit:
     """Print ``problem`` on stderr as one ``error:`` line ending in its hint (``hint``, else

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from authpairs.commands.audit import DATA_CHECK_HINT, input_error
+from authpairs.commands.audit import input_error
+from authpairs.commands.language import RootOpt, language_dataset
 
 if TYPE_CHECKING:
-    from authpairs.cases.dataset import Dataset
     from authpairs.cases.models import PublicCase
 
 annotate_app = typer.Typer(help="Blind annotation sheets and their scoring (paper §3.2).",
@@ -39,16 +39,6 @@ def new_scenario(
     typer.echo(f"wrote {path}\nfill in every TODO, then: authpairs data check --root {out}")
 
 
-def _dataset(root: Path | None) -> Dataset:
-    from authpairs.tracks.language.cases import load_language_dataset
-    from authpairs.tracks.language.loader import ScenarioError
-
-    try:
-        return load_language_dataset(root=root)
-    except ScenarioError as exc:
-        raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
-
-
 def render_public(case: PublicCase) -> str:
     """A public case as the reviewer models see it (the packaged case template)."""
     from authpairs.review.templates import render
@@ -62,8 +52,7 @@ def annotate_export(
     key: Annotated[Path | None, typer.Option(
         help="Where to write the item key (default: <out>.key.json, outside the sheets).")]
     = None,
-    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
-    = None,
+    root: RootOpt = None,
     seed: Annotated[int, typer.Option(help="Shuffle seed.")] = 0,
 ) -> None:
     """Write blind annotation sheets: the public view of every context, shuffled, numbered
@@ -72,7 +61,7 @@ def annotate_export(
 
     key_path = key or out.with_name(out.name + ".key.json")
     try:
-        n_items = export_sheets(_dataset(root), out, key_path, render_public, seed)
+        n_items = export_sheets(language_dataset(root=root), out, key_path, render_public, seed)
     except AnnotationError as exc:
         raise input_error(exc, 1) from exc
     typer.echo(f"wrote {n_items} items to {out} (items.md, answers.csv); key: {key_path} "
@@ -84,8 +73,7 @@ def annotate_score(
     sheets: Annotated[list[Path], typer.Argument(help="Filled answer files, one per "
                                                       "annotator.")],
     key: Annotated[Path, typer.Option(help="The key written by 'data annotate export'.")],
-    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
-    = None,
+    root: RootOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Agreement with the reference labels, Fleiss' kappa, unanimity and the disagreements to
@@ -103,7 +91,7 @@ def annotate_score(
         if len(answers) != len(sheets):
             raise AnnotationError("two answer files have the same name; name them after "
                                   "their annotators")
-        score = score_answers(_dataset(root), item_key, answers)
+        score = score_answers(language_dataset(root=root), item_key, answers)
     except AnnotationError as exc:
         raise input_error(exc, 1) from exc
     if as_json:

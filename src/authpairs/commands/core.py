@@ -276,11 +276,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             score_agent_runs(records, run_ids, by or [], out)
             return
         if len(run_ids) == 1 and "::" not in run_ids[0]:
-            _, complete = report_run(records, run_ids[0], by or [], out)
-            if require_complete and not complete:
-                raise typer.Exit(code=1)
-            return
-        complete = score_runs(records, run_ids, by or [], out)
+            complete = report_run(records, run_ids[0], by or [], out)[1]
+        else:
+            complete = score_runs(records, run_ids, by or [], out)
         if require_complete and not complete:
             raise typer.Exit(code=1)
 

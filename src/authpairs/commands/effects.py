@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from authpairs.commands.audit import DATA_CHECK_HINT, input_error
+from authpairs.commands.language import language_dataset
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -28,14 +28,7 @@ def effects_check(
     if generated:
         pairs = generated_descriptors()
     else:
-        from authpairs.tracks.language.cases import load_language_dataset
-        from authpairs.tracks.language.loader import ScenarioError
-
-        try:
-            dataset = load_language_dataset(root=root)
-        except ScenarioError as exc:
-            raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
-        pairs = [(c.case_id, c.public.effect) for c in dataset.cases
+        pairs = [(c.case_id, c.public.effect) for c in language_dataset(root=root).cases
                  if c.public.effect is not None]
     result = audit_effects(pairs)
     table = Table("effect type", "records")

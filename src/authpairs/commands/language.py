@@ -5,16 +5,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from authpairs.commands.audit import DATA_CHECK_HINT, input_error
+from authpairs.commands.audit import input_error
+
+if TYPE_CHECKING:
+    from authpairs.cases.dataset import Dataset
 
 _SPLITS = ("dev", "test", "all")
+RootOpt = Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
+
+
+def language_dataset(split: str | None = None, root: Path | None = None,
+                     name: str | None = None) -> Dataset:
+    """The language track's cases; a scenario error is one ``error:`` line that points to
+    ``authpairs data check``, with exit code 1."""
+    from authpairs.tracks.language.cases import load_language_dataset
+    from authpairs.tracks.language.loader import ScenarioError
+
+    try:
+        return load_language_dataset(split, root=root, name=name)
+    except ScenarioError as exc:
+        raise input_error(exc, 1, hint="run 'authpairs data check' for the full report") from exc
 
 
 def _split(value: str) -> str:
@@ -24,8 +41,7 @@ def _split(value: str) -> str:
 
 
 def check(
-    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
-    = None,
+    root: RootOpt = None,
     distribution: Annotated[bool | None, typer.Option(
         "--distribution/--no-distribution",
         help="Check the packaged dataset's counts against docs/definitions.md (default: only "
@@ -76,28 +92,20 @@ def check(
 def build_language(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
-    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
-    = None,
+    root: RootOpt = None,
     name: Annotated[str | None, typer.Option(
         help="Dataset name for the manifest and case sources (default: 'language', or the "
              "--root folder's name).")] = None,
 ) -> None:
     """Export the language-track cases as canonical JSONL and print the manifest."""
-    from authpairs.tracks.language.cases import load_language_dataset
-    from authpairs.tracks.language.loader import ScenarioError
-
-    try:
-        dataset = load_language_dataset(split, root=root, name=name)
-    except ScenarioError as exc:
-        raise input_error(exc, 1, hint=DATA_CHECK_HINT) from exc
+    dataset = language_dataset(split, root=root, name=name)
     dataset.write_jsonl(out)
     typer.echo(json.dumps(dataset.manifest().to_dict(), indent=2))
 
 
 def language_stats(
     split: Annotated[str, typer.Option(callback=_split, help="dev, test or all.")] = "all",
-    root: Annotated[Path | None, typer.Option(help="Scenario directory (default: packaged).")]
-    = None,
+    root: RootOpt = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
     from authpairs.tracks.language.cases import load_language_dataset
