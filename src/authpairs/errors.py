@@ -115,18 +115,14 @@ class MissingDependencyError(AuthpairsError, RuntimeError):
                          f"'authpairs[{extra}]')", hint=f"pip install 'authpairs[{extra}]'")
 
 
-DEFAULT_HINT = AuthpairsError.hint
-"""The hint of an error that brings none (an error from outside the family)."""
-
-
 def error_message(problem: BaseException | str, command: str = "authpairs",
                   hint: str | None = None) -> str:
     """The text of an ``error:`` line for ``problem``: its message and its hint (``hint``
-    first, else the error's own, else :data:`DEFAULT_HINT`), ``{command}`` in the hint replaced
-    by ``command``."""
+    first, else the error's own, else the family's general one, for an error from outside it),
+    ``{command}`` in the hint replaced by ``command``."""
     message = str(problem) or type(problem).__name__
     if hint is None:
-        hint = problem.hint if isinstance(problem, AuthpairsError) else DEFAULT_HINT
+        hint = problem.hint if isinstance(problem, AuthpairsError) else AuthpairsError.hint
     return hinted(message, hint, command)
 
 

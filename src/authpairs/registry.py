@@ -102,7 +102,7 @@ class Registry(Generic[T]):
         self.group = f"authpairs.{kind}"
         self._check = check
         self._loaded: dict[str, T] = {}
-        self._lazy: dict[str, tuple[str, str, str]] = {}
+        self._lazy: dict[str, Entry] = {}
         self._plugins_scanned = False
 
     def add(self, name: str, component: T, *, origin: str = "built-in",
@@ -110,9 +110,9 @@ class Registry(Generic[T]):
         """Register an already-imported component under ``name`` and return it.
 
         ``registered_by`` is the registering module (default: the caller's)."""
+        self._lazy[name] = Entry(name, origin, self._target_of(component),
+                                 registered_by or caller_module())
         self._loaded[name] = component
-        self._lazy[name] = (self._target_of(component), origin,
-                            registered_by or caller_module())
         return component
 
     def add_lazy(self, name: str, target: str, *, origin: str = "built-in",
@@ -120,7 +120,7 @@ class Registry(Generic[T]):
         """Register ``"module:attribute"`` under ``name``; it is imported on first lookup.
 
         ``registered_by`` is the registering module (default: the caller's)."""
-        self._lazy[name] = (target, origin, registered_by or caller_module())
+        self._lazy[name] = Entry(name, origin, target, registered_by or caller_module())
         self._loaded.pop(name, None)
 
     def get(self, name: str) -> T:
@@ -132,8 +132,7 @@ class Registry(Generic[T]):
         if name not in self._lazy:
             known = ", ".join(self.names()) or "none"
             raise RegistryError(f"unknown {self._singular()} '{name}' (known: {known})")
-        target = self._lazy[name][0]
-        raw = load_object(target)
+        raw = load_object(self._lazy[name].target)
         component = self._check(raw) if self._check is not None else raw
         self._loaded[name] = component  # type: ignore[assignment]
         return self._loaded[name]
@@ -156,8 +155,7 @@ class Registry(Generic[T]):
     def entries(self) -> list[Entry]:
         """Every registered component with its origin (``built-in`` or ``plugin: dist``)."""
         self._scan_plugins()
-        return [Entry(name, origin, target, by)
-                for name, (target, origin, by) in sorted(self._lazy.items())]
+        return [self._lazy[name] for name in sorted(self._lazy)]
 
     def _scan_plugins(self) -> None:
         if self._plugins_scanned:
@@ -167,7 +165,7 @@ class Registry(Generic[T]):
             if point.name in self._lazy:
                 continue  # a built-in keeps its name; plugins cannot shadow it
             dist = point.dist.name if point.dist is not None else "unknown"
-            self._lazy[point.name] = (point.value, f"plugin: {dist}", "")
+            self._lazy[point.name] = Entry(point.name, f"plugin: {dist}", point.value)
 
     def _singular(self) -> str:
         return self.kind[:-1].replace("_", " ") if self.kind.endswith("s") else self.kind

@@ -126,11 +126,6 @@ def _effective_response_format(log: EvalLog) -> dict[str, Any] | None:
     return override if override is not None else response_format_of(log.plan.config)
 
 
-def effective_generate_config(log: EvalLog) -> GenerateConfig:
-    """The generation settings the model got: the task's, with the eval's overrides."""
-    return log.plan.config.merge(log.eval.model_generate_config)
-
-
 def _epochs(log: EvalLog) -> int:
     epochs = log.eval.config.epochs
     seen = max((s.epoch for s in log.samples or []), default=1)
@@ -153,15 +148,6 @@ def epoch_answers(log: EvalLog, epoch: int) -> dict[str, ChatResponse]:
             request = chat_request_of(sample.input, response_format)
             answers[request.sha256()] = response_of(sample.output)
     return answers
-
-
-def _check_dataset(spec: TaskSpec, dataset: Dataset, path: Path) -> None:
-    manifest = dataset.manifest()
-    if manifest.public_sha256 != spec.manifest_sha256:
-        raise InspectImportError(
-            f"{path}: the log was made on a different version of dataset '{spec.dataset}' "
-            f"(split {spec.split}): public manifest {spec.manifest_sha256[:12]} in the log, "
-            f"{manifest.public_sha256[:12]} now; nothing imported")
 
 
 def _matched_input(sample: EvalSample, case: Case, interface: ReviewInterface,
@@ -222,7 +208,7 @@ def _sampling(config: GenerateConfig) -> dict[str, Any]:
 def run_config(log: EvalLog, spec: TaskSpec, run_id: str, records: str | Path, epoch: int,
                epochs: int, limit: int | None, path: Path) -> RunConfig:
     """The resolved configuration of one epoch's run (see the module docstring)."""
-    generate = effective_generate_config(log)
+    generate = log.plan.config.merge(log.eval.model_generate_config)  # the task's, overridden
     backend = InspectBackendConfig(
         model=log.eval.model, base_url=log.eval.model_base_url, eval_id=log.eval.eval_id,
         epoch=epoch, epochs=epochs, log=str(path.resolve()),
@@ -286,7 +272,12 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
     if dataset is None:
         dataset = resolve_dataset(spec.dataset)
     dataset = dataset.select(spec.split, spec.limit)
-    _check_dataset(spec, dataset, path)
+    public_sha256 = dataset.manifest().public_sha256
+    if public_sha256 != spec.manifest_sha256:
+        raise InspectImportError(
+            f"{path}: the log was made on a different version of dataset '{spec.dataset}' "
+            f"(split {spec.split}): public manifest {spec.manifest_sha256[:12]} in the log, "
+            f"{public_sha256[:12]} now; nothing imported")
     limit = spec.limit
     eval_limit = _eval_limit(log)
     if eval_limit is not None and eval_limit < len(dataset):

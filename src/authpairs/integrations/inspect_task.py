@@ -25,6 +25,7 @@ import atexit
 import threading
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from inspect_ai import Epochs, Task
@@ -78,17 +79,11 @@ COUNTS = ("incorrect_approvals", "false_denials", "unavailable", "abstentions")
 EFFECT_COUNTS = ("forbidden_effects", "lawful_completions", "audit_failures")
 """The counts added when effects are enforced."""
 
-_DATASETS: dict[tuple[str, str, int | None], Dataset] = {}
-_DATASETS_LOCK = threading.Lock()
 
-
+@cache
 def load_task_dataset(name: str, split: str, limit: int | None) -> Dataset:
     """The selected cases of a dataset, loaded once per process (task and scorer share it)."""
-    key = (name, split, limit)
-    with _DATASETS_LOCK:
-        if key not in _DATASETS:
-            _DATASETS[key] = resolve_dataset(name).select(split, limit)
-        return _DATASETS[key]
+    return resolve_dataset(name).select(split, limit)
 
 
 def build_samples(dataset: Dataset, interface: ReviewInterface) -> list[Sample]:

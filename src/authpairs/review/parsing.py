@@ -349,7 +349,3 @@ def parse_bare_json(text: str | None) -> Any:
         return ReviewOutcome.unavailable(exc.reason, exc.detail)
     return value
 
-
-__all__ = ["CLEAN_STOPS", "FATAL", "LENGTH_STOPS", "MAX_DEPTH", "MAX_INT_DIGITS",
-           "MAX_RESPONSE_CHARS", "ascii_lower", "ascii_upper", "finish_outcome", "guarded",
-           "parse_bare_json", "parse_json_decision", "parse_json_object", "text_problem"]

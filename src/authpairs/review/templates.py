@@ -50,14 +50,10 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def template_text(name: str) -> str:
-    """Raw text of a packaged template file."""
-    return (resources.files(_TEMPLATE_PACKAGE) / "templates" / name).read_text(encoding="utf-8")
-
-
 def template_sha256(names: list[str]) -> dict[str, str]:
-    """SHA-256 of each named template file."""
-    return {name: sha256_hex(template_text(name)) for name in names}
+    """SHA-256 of each named template file (of its text as packaged)."""
+    folder = resources.files(_TEMPLATE_PACKAGE) / "templates"
+    return {name: sha256_hex((folder / name).read_text(encoding="utf-8")) for name in names}
 
 
 def render(name: str, **context: Any) -> str:

@@ -136,6 +136,3 @@ class EarlierNemoSelfCheck(NemoSelfCheckReviewer):
         """The answer's whole text: no ``<think>`` block removed, the reasoning not read."""
         return text
 
-
-__all__ = ["EarlierLlamaGuard", "EarlierNemoSelfCheck", "EarlierSafeguard",
-           "harmony_text_problem"]

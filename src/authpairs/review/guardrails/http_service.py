@@ -49,6 +49,7 @@ from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import ascii_upper, parse_bare_json
+from authpairs.yamlfiles import first_error
 
 
 class HttpGuardrailOptions(BaseModel):
@@ -185,8 +186,7 @@ class HttpGuardrail(GuardrailFactory):
         try:
             parsed = HttpGuardrailOptions.model_validate(options)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"]) or "(options)"
-            raise ReviewerError(f"guardrail '{name}': guardrail_options.{where}: "
-                                f"{error['msg']}") from None
+            where, message = first_error(exc)
+            raise ReviewerError(f"guardrail '{name}': guardrail_options.{where or '(options)'}: "
+                                f"{message}") from None
         return HttpGuardrailReviewer(parsed)

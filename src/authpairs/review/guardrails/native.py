@@ -103,17 +103,12 @@ class NativeInterface(ReviewInterface):
         """The run's sampling against the vendor's and the paper's recommendation."""
         return settings_record(self.settings_key(), sampling.model_dump())
 
-    @staticmethod
-    def context(case: PublicCase) -> dict[str, Any]:
-        """The public case as template context."""
-        return case.model_dump(mode="json")
-
     def text(self, template: str, case: PublicCase, **extra: Any) -> str:
         """Render one of this interface's templates for ``case`` (refused, when the prompt is
         sent as text, if the case's public text spells a control token)."""
         if self.sends_text:
             refuse_control_tokens(self.name, case)
-        return render(template, **self.context(case), **extra)
+        return render(template, **case.model_dump(mode="json"), **extra)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
         """Check the finish reason, the text cap and emptiness, then parse the label strictly."""

@@ -344,29 +344,24 @@ class NemoSelfCheckReviewer:
         self._inputs: dict[str, tuple[str, dict[str, str], str]] = {}
         """Request hash -> (built-in prompt content, rails prompt variables, user input)."""
 
-    def _builtin(self, prompt_content: str) -> tuple[Any, Any]:
-        from nemoguardrails import RailsConfig
-        from nemoguardrails.llm.taskmanager import LLMTaskManager
-
-        with warnings.catch_warnings():
-            # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which this
-            # configuration never sets.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            config = RailsConfig.from_content(config={
-                "models": [],
-                "rails": {"input": {"flows": [FLOW]}},
-                "prompts": [{"task": TASK, "content": prompt_content}],
-            })
-            return config, LLMTaskManager(config)
-
     def _task(self, content: str, variables: dict[str, str]) -> tuple[Any, Any]:
         """NeMo's config and a task manager of its own for one case: the built-in prompt
         ``content``, or a rails folder's prompt with the case's ``variables`` as NeMo prompt
         context."""
-        if self.rails is None:
-            return self._builtin(content)
+        from nemoguardrails import RailsConfig
         from nemoguardrails.llm.taskmanager import LLMTaskManager
 
+        if self.rails is None:
+            with warnings.catch_warnings():
+                # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which
+                # this configuration never sets.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                config = RailsConfig.from_content(config={
+                    "models": [],
+                    "rails": {"input": {"flows": [FLOW]}},
+                    "prompts": [{"task": TASK, "content": content}],
+                })
+                return config, LLMTaskManager(config)
         manager = LLMTaskManager(self.rails.config)
         for name, value in variables.items():
             manager.register_prompt_context(name, value)

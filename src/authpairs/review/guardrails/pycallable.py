@@ -32,13 +32,6 @@ ERROR_FINISH = "guardrail_error"
 """finish_reason of a response whose guardrail raised or returned a wrong type."""
 
 
-def error_outcome(response: ChatResponse) -> ReviewOutcome | None:
-    """Unavailable (``guardrail_error``) when the guardrail failed, else None."""
-    if response.finish_reason == ERROR_FINISH:
-        return ReviewOutcome.unavailable(ReasonCode.GUARDRAIL_ERROR, (response.text or "")[:500])
-    return None
-
-
 class CallableReviewer:
     """Calls a Python guardrail with the public case."""
 
@@ -88,9 +81,9 @@ class CallableReviewer:
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
         """A Decision as is; a string through the named parser; an error as unavailable."""
-        failed = error_outcome(response)
-        if failed is not None:
-            return failed
+        if response.finish_reason == ERROR_FINISH:
+            return ReviewOutcome.unavailable(ReasonCode.GUARDRAIL_ERROR,
+                                             (response.text or "")[:500])
         if response.finish_reason == DECISION_FINISH:
             return ReviewOutcome.decided(Decision(response.text or ""))
         return parse_with(self.parser, response.text or "")
