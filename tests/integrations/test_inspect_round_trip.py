@@ -23,9 +23,8 @@ from authpairs.cases.examples import load_examples
 from authpairs.cli import app
 from authpairs.integrations.inspect_backend import InspectBackendConfig
 from authpairs.integrations.inspect_import import import_inspect_log
-from authpairs.integrations.inspect_task import records_of
+from authpairs.integrations.inspect_task import cache_name, records_of
 from authpairs.integrations.inspect_tasks import cases
-from authpairs.integrations.inspect_vocab import cache_name
 from authpairs.report.reviewer_name import name_run
 from authpairs.review.interfaces import get_interface
 from authpairs.runs.api import run_async
@@ -242,7 +241,7 @@ def test_the_packaged_vocabulary_serves_tiktoken_when_no_cache_is_set(tmp_path: 
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
     env.update(NO_NETWORK, AUTHPAIRS_CACHE=str(tmp_path / "cache"))
     code = ("import os, tiktoken\n"
-            "from authpairs.integrations.inspect_vocab import use_packaged_vocabulary\n"
+            "from authpairs.integrations.inspect_task import use_packaged_vocabulary\n"
             "folder = use_packaged_vocabulary()\n"
             "assert os.environ['TIKTOKEN_CACHE_DIR'] == str(folder)\n"
             "print(folder, len(tiktoken.get_encoding('o200k_base').encode('hello world')))\n")
@@ -256,7 +255,7 @@ def test_the_packaged_vocabulary_serves_tiktoken_when_no_cache_is_set(tmp_path: 
 @pytest.mark.parametrize("present", [False, True])
 def test_a_cache_folder_the_user_set_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              present: bool) -> None:
-    from authpairs.integrations.inspect_vocab import use_packaged_vocabulary
+    from authpairs.integrations.inspect_task import use_packaged_vocabulary
 
     mine = tmp_path / "mine"
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(mine))

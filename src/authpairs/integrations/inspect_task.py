@@ -17,15 +17,22 @@
   incorrect approvals, false denials, unavailable, abstentions (and effect counts when enforced),
   overall and grouped by case attributes such as family (language) or engine (native); with
   several epochs, each is the mean of the epochs' values.
+* **Offline**: Inspect counts tokens with tiktoken's ``o200k_base`` wherever a model reports
+  no usage (its ``mockllm`` model, for one), and tiktoken downloads that vocabulary on first
+  use; :func:`use_packaged_vocabulary` writes authpairs' verified copy where tiktoken looks
+  first.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Epochs, Task
@@ -57,7 +64,7 @@ from authpairs.integrations.inspect_requests import (
     response_of,
     to_inspect_messages,
 )
-from authpairs.integrations.inspect_vocab import use_packaged_vocabulary
+from authpairs.review.guardrails.harmony_vocab import ensure_vocab
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs.case_runner import CaseRunner
@@ -78,6 +85,31 @@ COUNTS = ("incorrect_approvals", "false_denials", "unavailable", "abstentions")
 """The counts among the authpairs measures (after usable correctness)."""
 EFFECT_COUNTS = ("forbidden_effects", "lawful_completions", "audit_failures")
 """The counts added when effects are enforced."""
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+"""Where tiktoken downloads ``o200k_base`` from; its cache names the file by this URL."""
+TIKTOKEN_CACHE_ENV = "TIKTOKEN_CACHE_DIR"
+
+
+def cache_name(url: str = O200K_URL) -> str:
+    """The file name tiktoken's cache gives a download (SHA-1 of its URL)."""
+    return hashlib.sha1(url.encode()).hexdigest()
+
+
+def use_packaged_vocabulary() -> Path:
+    """Make tiktoken find ``o200k_base`` offline; returns tiktoken's cache folder.
+
+    No installed package ships it in tiktoken's format, but ``quicktok-v1`` ships the same
+    ranks: :func:`~authpairs.review.guardrails.harmony_vocab.ensure_vocab` rewrites them in that
+    format, checked against the published SHA-256 (as tiktoken checks it again), under the
+    name tiktoken's cache gives the download. A ``TIKTOKEN_CACHE_DIR`` the user set is kept (the
+    file is added to it when missing); else it is set to authpairs' own cache folder.
+    """
+    folder = ensure_vocab()
+    chosen = os.environ.get(TIKTOKEN_CACHE_ENV)
+    cache_folder = ensure_vocab(Path(chosen) if chosen else folder, cache_name())
+    if not chosen:
+        os.environ[TIKTOKEN_CACHE_ENV] = str(cache_folder)
+    return cache_folder
 
 
 @cache
