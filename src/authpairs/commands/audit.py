@@ -15,7 +15,6 @@ HTML report) written meanwhile names it.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -113,6 +112,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     ) -> None:
         """Audit a stored run (see the command help)."""
         from authpairs.agent.audit import audit_run
+        from authpairs.report.files import write_json
         from authpairs.runs.completeness import completeness
         from authpairs.runs.store import RecordStore
         from authpairs.tracks.registry import resolve_dataset
@@ -149,9 +149,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         for finding in report.findings:
             console.print(Text(str(finding), style="red"))
         if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n",
-                           encoding="utf-8")
+            write_json(out, report.to_dict())
         if report.ok:
             what = ("records intact, every result re-derived" if not report.missing else
                     "records intact, every recorded result re-derived; run INCOMPLETE")

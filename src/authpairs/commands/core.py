@@ -80,8 +80,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
                 count(record)
     check_by(by, present)
     state = completeness(info, recorded)
-    style = "" if state.complete else "bold yellow"
-    console.print(Text(state.describe(), style=style))
+    console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
     from authpairs.report.reviewer_name import name_run
 
     console.print(Text(f"reviewer: {name_run(info.config).label}"))

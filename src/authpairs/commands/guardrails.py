@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 from rich.table import Table
@@ -16,8 +15,7 @@ BASELINES = {"always-allow": "calls no model; always ALLOW",
              "always-block": "calls no model; always BLOCK"}
 
 
-@dataclass(frozen=True)
-class ReviewerListing:
+class ReviewerListing(NamedTuple):
     """One row of the listing."""
 
     name: str
@@ -62,11 +60,11 @@ def guardrails(
     rows = list_reviewers()
     if plain:
         for row in rows:
-            typer.echo("\t".join((row.name, row.kind, row.origin, row.contract)))
+            typer.echo("\t".join(row))
         return
     table = Table("name", "kind", "origin", "output contract", show_lines=True)
     for row in rows:
-        table.add_row(row.name, row.kind, row.origin, row.contract)
+        table.add_row(*row)
     console.print(table)
     console.print("Any 'package.module:callable' also works: authpairs run --guardrail "
                   "mypkg.guard:review (see docs/guardrails.md).")

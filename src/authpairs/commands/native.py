@@ -97,17 +97,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     ) -> None:
         """Build the native-policy track (engine-labelled, split) into a JSONL case file."""
         from authpairs.cases.dataset import Dataset
+        from authpairs.tracks.native import split
         from authpairs.tracks.native.build import build_native
-        from authpairs.tracks.native.split import (
-            DEFAULT_DEV_FRACTION as NATIVE_DEV_FRACTION,
-        )
-        from authpairs.tracks.native.split import (
-            DEFAULT_SEED as NATIVE_SPLIT_SEED,
-        )
         from authpairs.tracks.native.stats import summary_markdown
 
-        built = build_native(sources, seed=seed or NATIVE_SPLIT_SEED,
-                             dev_fraction=NATIVE_DEV_FRACTION
+        built = build_native(sources, seed=seed or split.DEFAULT_SEED,
+                             dev_fraction=split.DEFAULT_DEV_FRACTION
                              if dev_fraction is None else dev_fraction)
         dataset = Dataset(name="native", cases=built.cases)
         dataset.write_jsonl(out)

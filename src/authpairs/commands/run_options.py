@@ -141,7 +141,7 @@ def config_of(values: dict[str, Any], options: tuple[RunOption, ...] = RUN_OPTIO
         raise typer.BadParameter("--sample-seed chooses the cases of --sample; give --sample N "
                                  "too.", param_hint="--sample-seed")
     if values.get("baseline") is not None:
-        given = [_flag(option.name) for option in options
+        given = ["--" + option.name.replace("_", "-") for option in options
                  if option.model and values.get(option.name) is not None]
         if given:
             raise typer.BadParameter(
@@ -155,10 +155,6 @@ def config_of(values: dict[str, Any], options: tuple[RunOption, ...] = RUN_OPTIO
 
         overrides.update(option_overrides(values["guardrail_option"]))
     return build_config(values.get("config_file"), overrides)
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 _CONSUMED = {"config_file", "guardrail_option"}

@@ -201,10 +201,8 @@ class SafeguardInterface(NativeInterface):
         ``prompt: text``, the decoding alone; the completion's token ids are asked for."""
         tokens = self.prompt_tokens(case)
         options = {"skip_special_tokens": False, "return_token_ids": True}
-        text = harmony_encoding().decode(tokens)
-        if self.sends_text:
-            return ChatRequest(prompt=text, options=options)
-        return ChatRequest(prompt=text, prompt_token_ids=tokens, options=options)
+        return ChatRequest(prompt=harmony_encoding().decode(tokens), options=options,
+                           prompt_token_ids=None if self.sends_text else tokens)
 
     def finish(self, response: ChatResponse) -> ChatResponse:
         """Record the analysis (non-final) channel text and its token count as reasoning.
