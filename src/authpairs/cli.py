@@ -123,9 +123,8 @@ def configure_logging(debug: bool) -> None:
     """Warnings (retries and their causes) go to stderr through rich, above the progress bar."""
     root = logging.getLogger("authpairs")
     if not any(isinstance(h, RichHandler) for h in root.handlers):
-        handler = RichHandler(console=_stderr, show_path=False, markup=False,
-                              rich_tracebacks=False, show_time=False)
-        root.addHandler(handler)
+        root.addHandler(RichHandler(console=_stderr, show_path=False, markup=False,
+                                    rich_tracebacks=False, show_time=False))
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 

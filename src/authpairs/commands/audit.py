@@ -23,7 +23,7 @@ import typer
 from rich.text import Text
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS
-from authpairs.errors import RecordsError
+from authpairs.errors import RecordsError, error_message
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 console = make_console()
 
+RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file.")]
 AllowUnverifiedOpt = Annotated[bool, typer.Option(
     "--allow-unverified", help="Use runs whose records fail the integrity check (SHA-256 "
     "chain) instead of refusing them; every output then says so.")]
@@ -44,8 +45,6 @@ def input_error(problem: BaseException | str, code: int = 2,
     the error's own, else the general one; see :mod:`authpairs.errors`); returns the exit to
     raise."""
     from typer._click.globals import get_current_context
-
-    from authpairs.errors import error_message
 
     ctx = get_current_context(silent=True)
     command = ctx.command_path if ctx is not None else "authpairs"
@@ -100,8 +99,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command(help=AUDIT_HELP)
     def audit(
         run_id: Annotated[str, typer.Argument(help="Run id.")],
-        records: Annotated[Path, typer.Option("--records", help="SQLite records file.")]
-        = DEFAULT_RECORDS,
+        records: RecordsOpt = DEFAULT_RECORDS,
         dataset: Annotated[str | None, typer.Option(
             help="Dataset in hand (default: the one the run's configuration names).")] = None,
         out: Annotated[Path | None, typer.Option(help="Write the audit as JSON here.")]

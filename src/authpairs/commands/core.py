@@ -13,7 +13,7 @@ from rich.text import Text
 
 import authpairs.main_job as main_job
 from authpairs.analysis.defaults import DEFAULT_RECORDS
-from authpairs.commands.audit import AllowUnverifiedOpt, checks_records
+from authpairs.commands.audit import AllowUnverifiedOpt, RecordsOpt, checks_records
 from authpairs.commands.run_options import CONCURRENCY, with_run_options
 from authpairs.errors import DataError, RecordsError
 from authpairs.report.console import make_console
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 # so every 'authpairs' call, '--help' included) must not pay for what other commands load.
 
 console = make_console()
-RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file.")]
 
 
 RUN_HELP = (

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS
-from authpairs.commands.audit import input_error
+from authpairs.commands.audit import RecordsOpt, input_error
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -22,8 +22,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     def import_inspect(
         log: Annotated[Path, typer.Argument(help="Inspect eval log (.eval or .json).")],
         run_id: Annotated[str, typer.Option("--run-id", help="Run id for the records.")],
-        records: Annotated[Path, typer.Option("--records", help="SQLite records file.")]
-        = DEFAULT_RECORDS,
+        records: RecordsOpt = DEFAULT_RECORDS,
     ) -> None:
         """Turn an Inspect AI log of an authpairs task into authpairs run records.
 

@@ -88,6 +88,18 @@ class ModelReviewer:
         return facts
 
 
+def case_request(tag: str, case: PublicCase) -> ChatRequest:
+    """The reviewer input of a reviewer that receives the public case itself (as JSON): a
+    baseline, a Python or HTTP guardrail."""
+    return ChatRequest(messages=[{"role": "system", "content": tag},
+                                 {"role": "user", "content": canonical_json(case)}])
+
+
+def case_of(request: ChatRequest) -> PublicCase:
+    """The public case carried by a :func:`case_request`."""
+    return PublicCase.model_validate_json(request.messages[-1]["content"])
+
+
 class BaselineReviewer:
     """A constant reviewer: ``always-allow`` or ``always-block``."""
 
@@ -100,8 +112,7 @@ class BaselineReviewer:
 
     def render(self, case: PublicCase) -> ChatRequest:
         """The baseline's 'input' is the canonical public case (it is not read)."""
-        return ChatRequest(messages=[{"role": "system", "content": f"baseline:{self.name}"},
-                                     {"role": "user", "content": canonical_json(case)}])
+        return case_request(f"baseline:{self.name}", case)
 
     async def answer(self, request: ChatRequest) -> ChatResponse:
         """The constant answer."""

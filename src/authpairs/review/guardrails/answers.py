@@ -9,9 +9,7 @@ strict parser then applies (e.g. ``policyguard`` or ``qwen3guard``).
 
 from __future__ import annotations
 
-from authpairs.backends.base import ChatRequest, ChatResponse
-from authpairs.cases.canonical import canonical_json
-from authpairs.cases.models import PublicCase
+from authpairs.backends.base import ChatResponse
 from authpairs.errors import ReviewerError
 from authpairs.review.interfaces import get_interface, interface_names
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
@@ -70,13 +68,3 @@ def parse_with(parser: str, text: str) -> ReviewOutcome:
     return guarded(lambda: interface.parse(ChatResponse(text=text, finish_reason="stop")),
                    f"parser {parser}")
 
-
-def case_request(tag: str, case: PublicCase) -> ChatRequest:
-    """The reviewer input of a guardrail that receives the public case itself (as JSON)."""
-    return ChatRequest(messages=[{"role": "system", "content": tag},
-                                 {"role": "user", "content": canonical_json(case)}])
-
-
-def case_of(request: ChatRequest) -> PublicCase:
-    """The public case carried by a :func:`case_request`."""
-    return PublicCase.model_validate_json(request.messages[-1]["content"])

@@ -39,16 +39,12 @@ from authpairs.backends.openai_http import check_status
 from authpairs.backends.preflight import check_reachable
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
-from authpairs.review.guardrails.answers import (
-    case_request,
-    check_parser,
-    normalise,
-    parse_with,
-)
+from authpairs.review.guardrails.answers import check_parser, normalise, parse_with
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import ascii_upper, parse_bare_json
+from authpairs.review.reviewers import case_request
 from authpairs.yamlfiles import first_error
 
 

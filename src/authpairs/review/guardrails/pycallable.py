@@ -22,9 +22,10 @@ from authpairs.backends.config import SamplingConfig
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError, TransportError
-from authpairs.review.guardrails.answers import case_of, case_request, check_parser, parse_with
+from authpairs.review.guardrails.answers import check_parser, parse_with
 from authpairs.review.guardrails.registry import GuardrailFactory
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
+from authpairs.review.reviewers import case_of, case_request
 
 DECISION_FINISH = "decision"
 """finish_reason of a response that carries a :class:`Decision` object."""
