@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.errors import AuthpairsError
+from authpairs.errors import AuthpairsError, ConfigError
 
 if TYPE_CHECKING:
     from authpairs.agent.run import AgentRunResult as AgentRunResult
@@ -280,8 +280,6 @@ async def run_agent_async(spec: RunSpec, *, agent: str | None = None,
     if agent is not None:
         config = config.model_copy(update={"agent": agent_from_spec(agent, agent_model)})
     if server not in ("in-process", "stdio"):
-        from authpairs.errors import ConfigError
-
         raise ConfigError(f"unknown MCP server mode {server!r} (in-process or stdio)")
     mode: Literal["in-process", "stdio"] = "stdio" if server == "stdio" else "in-process"
     return await run_and_record(config, case_ids=case_ids, server=mode, on_case=on_case)

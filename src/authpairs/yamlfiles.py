@@ -43,13 +43,10 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     message = first["msg"]
     if first.get("type") in ("literal_error", "enum") and isinstance(first.get("input"), str):
         expected = str((first.get("ctx") or {}).get("expected", ""))
-        message = f"{message}; got {first['input']!r}{nearest(first['input'], _quoted(expected))}"
+        # the quoted names in pydantic's list of choices ('dev', 'test' or 'all')
+        choices = [match.group(2) for match in re.finditer(r"(['\"])(.*?)\1", expected)]
+        message = f"{message}; got {first['input']!r}{nearest(first['input'], choices)}"
     return ".".join(str(part) for part in first["loc"]), message
-
-
-def _quoted(text: str) -> list[str]:
-    """The quoted names in pydantic's list of choices (``'dev', 'test' or 'all'``)."""
-    return [match.group(2) for match in re.finditer(r"(['\"])(.*?)\1", text)]
 
 
 def nearest(typed: str, choices: list[str]) -> str:

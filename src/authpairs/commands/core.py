@@ -54,6 +54,7 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
     """
     from authpairs.analysis.runref import check_verified
     from authpairs.analysis.scoring import Tally, score_view
+    from authpairs.report.reviewer_name import name_run
     from authpairs.report.tables import write_scores
     from authpairs.runs.completeness import completeness
     from authpairs.runs.store import RecordStore
@@ -80,8 +81,6 @@ def report_run(records_path: Path, run_id: str, by: list[str], out: Path | None,
     check_by(by, present)
     state = completeness(info, recorded)
     console.print(Text(state.describe(), style="" if state.complete else "bold yellow"))
-    from authpairs.report.reviewer_name import name_run
-
     console.print(Text(f"reviewer: {name_run(info.config).label}"))
     overall = {"all": tally.overall()}
     console.print(score_view(escape(f"{run_id}: {len(recorded)} of {state.expected} cases"),

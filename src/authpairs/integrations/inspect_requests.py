@@ -36,6 +36,9 @@ _FINISH_REASONS: dict[str, str | None] = {
 }
 
 
+_MESSAGE_TYPES = {"system": ChatMessageSystem, "user": ChatMessageUser}
+
+
 class InspectInputError(ValueError):
     """A message that cannot be part of an authpairs reviewer input (role or content)."""
 
@@ -44,13 +47,10 @@ def to_inspect_messages(request: ChatRequest) -> list[ChatMessage]:
     """The request's messages as Inspect chat messages (system and user only)."""
     messages: list[ChatMessage] = []
     for number, message in enumerate(request.messages):
-        role, content = message.get("role"), message.get("content", "")
-        if role == "system":
-            messages.append(ChatMessageSystem(content=content))
-        elif role == "user":
-            messages.append(ChatMessageUser(content=content))
-        else:
+        role = message.get("role")
+        if role not in _MESSAGE_TYPES:
             raise InspectInputError(f"message {number}: role {role!r} is not system or user")
+        messages.append(_MESSAGE_TYPES[role](content=message.get("content", "")))
     return messages
 
 

@@ -129,10 +129,6 @@ def settings_keys(card: str) -> list[str]:
             if key == card or key.startswith(card + ":")]
 
 
-def _cell(value: float | int | None) -> str:
-    return "not stated" if value is None else repr(value)
-
-
 def settings_table(card: str) -> str:
     """The Markdown table of every recommendation for ``card``: vendor rows, then the paper's."""
     rows = ["| settings | temperature | top_p | max_tokens | source |",
@@ -142,6 +138,7 @@ def settings_table(card: str) -> str:
         for key in keys:
             rec = table.get(key)
             if rec is not None:
-                cells = [_cell(rec.values.get(name)) for name in SETTINGS]
+                cells = [repr(rec.values[name]) if name in rec.values else "not stated"
+                         for name in SETTINGS]
                 rows.append(f"| {rec.label} | {' | '.join(cells)} | {rec.source} |")
     return "\n".join(rows) + "\n"
