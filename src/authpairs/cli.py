@@ -70,13 +70,6 @@ def usage_error_line(exc: click.ClickException) -> str:
     return f"{message} (hint: see '{path} --help')"
 
 
-def _command_path(ctx: Any) -> str:
-    """The command that was run (``authpairs run``), for a hint's ``{command}``."""
-    sub = getattr(ctx, "invoked_subcommand", None)
-    path = getattr(ctx, "command_path", None) or "authpairs"
-    return f"{path} {sub}" if sub else path
-
-
 class AuthpairsGroup(HelpGroup):
     """The root command group: expected errors become one clear line and exit code 2."""
 
@@ -102,7 +95,9 @@ class AuthpairsGroup(HelpGroup):
         except AuthpairsError as exc:
             if _state["debug"]:
                 raise
-            print_error(error_message(exc, _command_path(ctx)))
+            sub = ctx.invoked_subcommand  # the command that was run, for a hint's {command}
+            command = f"{ctx.command_path} {sub}" if sub else ctx.command_path
+            print_error(error_message(exc, command))
         except OSError as exc:
             if _state["debug"]:
                 raise

@@ -132,13 +132,6 @@ def _epochs(log: EvalLog) -> int:
     return max(epochs or 1, seen)
 
 
-def _eval_limit(log: EvalLog) -> int | None:
-    """An eval-level ``--limit N`` (the first N samples); a range or sample ids are not a
-    selection authpairs can name, so the run then expects the task's whole selection."""
-    limit = log.eval.config.limit
-    return limit if isinstance(limit, int) and not log.eval.config.sample_id else None
-
-
 def epoch_answers(log: EvalLog, epoch: int) -> dict[str, ChatResponse]:
     """The recorded output per reviewer input SHA-256 in one epoch (errored samples left out)."""
     response_format = _effective_response_format(log)
@@ -279,8 +272,10 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
             f"(split {spec.split}): public manifest {spec.manifest_sha256[:12]} in the log, "
             f"{public_sha256[:12]} now; nothing imported")
     limit = spec.limit
-    eval_limit = _eval_limit(log)
-    if eval_limit is not None and eval_limit < len(dataset):
+    # An eval-level --limit N (the first N samples) narrows the selection; a range or sample
+    # ids are not a selection authpairs can name, so the run then expects the task's whole one.
+    eval_limit = log.eval.config.limit
+    if isinstance(eval_limit, int) and not log.eval.config.sample_id and eval_limit < len(dataset):
         limit = eval_limit
         dataset = dataset.select(None, limit)
     interface = get_interface(spec.interface, spec.interface_options or None)
