@@ -8,6 +8,7 @@ of table views (:func:`authpairs.analysis.notebook.html_tables`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -48,7 +49,6 @@ from authpairs.report.per_run import (
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import (
     ReportInputError,
-    ReportRun,
     RunIndex,
     load_report_runs,
 )
@@ -149,52 +149,43 @@ def build_report(req: ReportRequest) -> ReportResult:
     given = [loaded.get(a) for a in dict.fromkeys(req.runs)] or loaded.runs
     runs = loaded.runs
     req.out.mkdir(parents=True, exist_ok=True)
-    figs = fig.FigureQueue(req.out, req.workers)
-    try:
-        return _build(req, loaded, runs, given, plan, cells, labels, columns, figs, t0)
-    finally:
-        figs.close()
-
-
-def _build(req: ReportRequest, loaded: RunIndex, runs: list[ReportRun], given: list[ReportRun],
-           plan: StudyPlan | None, cells: list[StudyCell], labels: dict[str, str],
-           columns: dict[str, str], figs: fig.FigureQueue, t0: float) -> ReportResult:
-    sections: list[Section] = [runs_section(req.out, runs)]
-    omitted: dict[str, str] = {}
-    pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
-            if req.compare is not None else None)
-    agents = agent_pair(pair)  # two agent runs are compared as stacks, case by case
-    builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
-        ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
-        ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
-        ("engine x label", lambda: engine_section(req.out, figs, runs, columns)),
-        ("group-level correctness", lambda: groups_section(req.out, runs)),
-        ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
-                                                       guardrail_runs(given), req)
-         if len(guardrail_runs(given)) >= 2 or plan is not None
-         else "agent runs are compared as stacks, case by case (--compare A B)"),
-    )
-    for name, build in builders:
-        got = build()
-        if isinstance(got, Section):
-            sections.append(got)
+    with contextlib.closing(fig.FigureQueue(req.out, req.workers)) as figs:
+        sections: list[Section] = [runs_section(req.out, runs)]
+        omitted: dict[str, str] = {}
+        pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
+                if req.compare is not None else None)
+        agents = agent_pair(pair)  # two agent runs are compared as stacks, case by case
+        builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
+            ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
+            ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
+            ("engine x label", lambda: engine_section(req.out, figs, runs, columns)),
+            ("group-level correctness", lambda: groups_section(req.out, runs)),
+            ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
+                                                           guardrail_runs(given), req)
+             if len(guardrail_runs(given)) >= 2 or plan is not None
+             else "agent runs are compared as stacks, case by case (--compare A B)"),
+        )
+        for name, build in builders:
+            got = build()
+            if isinstance(got, Section):
+                sections.append(got)
+            else:
+                omitted[name] = got
+        agent = agent_section(req.out, runs)  # None without an agent run
+        if agent is not None:
+            sections.append(agent)
+        if pair is not None:
+            sections.append(transitions_section(req.out, figs, compared(*pair, req)))
         else:
-            omitted[name] = got
-    agent = agent_section(req.out, runs)  # None without an agent run
-    if agent is not None:
-        sections.append(agent)
-    if pair is not None:
-        sections.append(transitions_section(req.out, figs, compared(*pair, req)))
-    else:
-        omitted["request transitions"] = "give --compare A B"
-    if req.compose:
-        members = [loaded.get(a) for a in req.compose]
-        sections.append(composition_section(req.out, figs, members, req))
-    else:
-        omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
-    sections.append(case_section(runs, None if agents else pair))
-    sections.insert(0, overview(runs, omitted))
-    figs.render()
+            omitted["request transitions"] = "give --compare A B"
+        if req.compose:
+            members = [loaded.get(a) for a in req.compose]
+            sections.append(composition_section(req.out, figs, members, req))
+        else:
+            omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
+        sections.append(case_section(runs, None if agents else pair))
+        sections.insert(0, overview(runs, omitted))
+        figs.render()
     html = req.out / "report.html"
     bad = [r.name for r in runs if not r.complete]
     unverified = [r.unverified.describe() for r in runs if r.unverified is not None]
