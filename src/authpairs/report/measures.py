@@ -25,7 +25,8 @@ def _reasons(score: Score) -> str:
 
 
 def run_row(run: ReportRun) -> dict[str, Any]:
-    """One row of the multi-run table: identity, every outcome measure and tokens."""
+    """One row of the multi-run table (paper Tables 1, 4, 5, 6): identity, every outcome
+    measure and tokens."""
     s = score_records(run.records)
     row: dict[str, Any] = {
         "run": run.name, "dataset": run.dataset, "reviewer": run.reviewer, "seed": run.seed,
@@ -49,11 +50,6 @@ def run_row(run: ReportRun) -> dict[str, Any]:
                                       if k in run.info.versions),
                 "created_at": run.info.created_at})
     return row
-
-
-def run_rows(runs: Sequence[ReportRun]) -> list[dict[str, Any]]:
-    """The multi-run table (paper Tables 1, 4, 5, 6): one row per run."""
-    return [run_row(r) for r in runs]
 
 
 @dataclass(frozen=True)

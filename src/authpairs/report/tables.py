@@ -48,7 +48,7 @@ _EFFECT_KEYS = ("forbidden_effects", "lawful_completions", "audit_failures")
 
 
 def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
-    """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_rows``).
+    """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_row``).
 
     Effect columns (shown when any run enforced effects) read '-' for runs that did not; an
     incomplete run is marked with '*' after its name. Hashes are shortened to 8 hex digits;
