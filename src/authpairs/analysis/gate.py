@@ -25,7 +25,7 @@ cases of the candidate run; anything else is an input error naming the file and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,13 +184,8 @@ class GateResult(NotebookView):
         return [f.name for f in fields(GateFailure)], [f.to_dict() for f in self.failures]
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data view."""
-        return {"passed": self.passed, "baseline": self.baseline, "candidate": self.candidate,
-                "checks": self.checks, "usable_scope": self.usable_scope,
-                "designated_forbidden": self.designated_forbidden, "required": self.required,
-                "forbidden_source": self.forbidden_source,
-                "gained_elsewhere": self.gained_elsewhere, "lost_elsewhere": self.lost_elsewhere,
-                "failures": [f.to_dict() for f in self.failures]}
+        """Plain-data view: the verdict and every field (failures as plain rows)."""
+        return {"passed": self.passed, **asdict(self)}
 
 
 def _usable_denial(r: CaseRecord) -> bool:
