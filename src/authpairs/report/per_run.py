@@ -36,10 +36,9 @@ def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
 def seeds_section(out: Path, figs: fig.FigureQueue, runs: Sequence[ReportRun],
                    labels: dict[str, str], req: ReportRequest) -> Section | str:
     """Rates across seeds per configuration, or the reason there is none."""
-    groups = measures.seed_groups(runs, labels)
-    if not any(len(g.runs) > 1 for g in groups):
+    multi = [g for g in measures.seed_groups(runs, labels) if len(g.runs) > 1]
+    if not multi:
         return "no configuration was run with more than one seed"
-    multi = [g for g in groups if len(g.runs) > 1]
     rows = measures.seed_summary(multi, draws=req.draws, seed=req.seed)
     section = Section("seeds", "Across seeds", intro=(
         "Configurations run with several seeds: mean, minimum and maximum of each rate over "
@@ -148,12 +147,10 @@ def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
     section.notes.append("Reviewers: " + "; ".join(f"{r.name}: {r.reviewer}" for r in runs)
                          + ".")
     bad = [r for r in runs if not r.complete]
-    if bad:
-        for r in bad:
-            section.notes.append(f"INCOMPLETE: run '{r.name}' has {len(r.records)} of "
-                                 f"{r.expected} case records ({r.missing} missing); its "
-                                 "measures cover the recorded cases only.")
-    else:
+    section.notes.extend(f"INCOMPLETE: run '{r.name}' has {len(r.records)} of {r.expected} "
+                         f"case records ({r.missing} missing); its measures cover the recorded "
+                         "cases only." for r in bad)
+    if not bad:
         section.notes.append("Every run is complete (a record for every selected case).")
     for key, reason in omitted.items():
         section.notes.append(f"Not shown: {key} ({reason}).")
