@@ -134,11 +134,10 @@ class Comparison(NotebookView):
 
     def cluster_arrays(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Per cluster (sorted): lawful net change (gained - lost) and matched lawful count."""
-        diffs: dict[str, int] = {}
-        sizes: dict[str, int] = {}
+        diffs: Counter[str] = Counter()
         for c in self.lawful:
-            diffs[c.cluster] = diffs.get(c.cluster, 0) + int(c.after) - int(c.before)
-            sizes[c.cluster] = sizes.get(c.cluster, 0) + 1
+            diffs[c.cluster] += int(c.after) - int(c.before)
+        sizes = Counter(c.cluster for c in self.lawful)
         names = sorted(sizes)
         return (names, np.array([diffs[n] for n in names], dtype=np.float64),
                 np.array([sizes[n] for n in names], dtype=np.float64))

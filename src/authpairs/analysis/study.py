@@ -201,14 +201,10 @@ def contrast_family(plan: StudyPlan, cells: Sequence[StudyCell]) -> list[Contras
                            itertools.combinations(range(len(order)), 2)]
     groups: dict[tuple[Any, ...], dict[str, StudyCell]] = {}
     for cell in cells:
-        levels = dict(cell.levels)
         key = (tuple((f, lv) for f, lv in cell.levels if f != plan.compare), cell.seed)
-        groups.setdefault(key, {})[levels[plan.compare]] = cell
-    specs: list[ContrastSpec] = []
-    for group in groups.values():
-        for a, b in pairs:
-            specs.append(ContrastSpec(group[a], group[b], plan.compare))
-    return specs
+        groups.setdefault(key, {})[dict(cell.levels)[plan.compare]] = cell
+    return [ContrastSpec(group[a], group[b], plan.compare)
+            for group in groups.values() for a, b in pairs]
 
 
 @dataclass
