@@ -18,7 +18,7 @@ Rates over zero cases are ``None`` (shown as "n/a"), never 0.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -220,7 +220,8 @@ class Tally:
         """A tally grouped by ``attributes``, with ``records`` already counted."""
         self.attributes = tuple(attributes)
         self._overall = Score()
-        self._groups: dict[str, dict[str, Score]] = {a: {} for a in self.attributes}
+        self._groups: dict[str, defaultdict[str, Score]] = {
+            a: defaultdict(Score) for a in self.attributes}
         for record in records:
             self.add(record)
 
@@ -228,10 +229,7 @@ class Tally:
         """Count one record, overall and in its group for every attribute."""
         self._overall.add(record)
         for attribute, groups in self._groups.items():
-            key = group_key(record, attribute)
-            if key not in groups:
-                groups[key] = Score()
-            groups[key].add(record)
+            groups[group_key(record, attribute)].add(record)
 
     def overall(self) -> Score:
         """The score of every record counted."""
