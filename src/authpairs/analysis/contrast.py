@@ -165,8 +165,7 @@ def make_contrast(comparison: Comparison, *, name: str | None = None, draws: int
     """Statistics for one comparison; the sensitivity view is computed when any matched context
     is unresolved (it would otherwise repeat the primary result)."""
     resolved = comparison.resolved_only()
-    excluded = (len(comparison.lawful) + len(comparison.forbidden)
-                - len(resolved.lawful) - len(resolved.forbidden))
+    excluded = len(comparison.changes) - len(resolved.changes)
     counts = comparison.counts()
     newly = comparison.names.forbidden[1].key
     return Contrast(
