@@ -15,7 +15,7 @@ follow the OpenAI usage convention (``completion_tokens`` already includes reaso
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -73,30 +73,23 @@ def build_matrix(runs: Mapping[str, Sequence[CaseRecord]]) -> ReviewerMatrix:
     common = set(indexed[0]).intersection(*indexed[1:])
     everything = set().union(*indexed)
     ids = tuple(sorted(common))
-    k, n = len(names), len(ids)
-    forbidden = np.zeros(n, dtype=bool)
-    allow = np.zeros((k, n), dtype=bool)
-    unavailable = np.zeros((k, n), dtype=bool)
-    abstention = np.zeros((k, n), dtype=bool)
-    tin = np.zeros((k, n), dtype=np.int64)
-    tout = np.zeros((k, n), dtype=np.int64)
-    treason = np.zeros((k, n), dtype=np.int64)
-    for j, cid in enumerate(ids):
+    for cid in ids:
         labels = {idx[cid].label for idx in indexed}
         if len(labels) != 1:
             raise CompositionError(f"case '{cid}': reference labels differ between runs: "
                                    f"{sorted(labels)}")
-        forbidden[j] = labels.pop() != "lawful"
-        for i, idx in enumerate(indexed):
-            r = idx[cid]
-            allow[i, j] = r.went_through  # the one definition
-            unavailable[i, j] = outcome_of(r) == "unavailable"
-            abstention[i, j] = outcome_of(r) == "abstention"
-            tin[i, j] = r.input_tokens
-            tout[i, j] = r.output_tokens
-            treason[i, j] = r.reasoning_tokens
-    return ReviewerMatrix(names, ids, forbidden, allow, unavailable, abstention, tin, tout,
-                          treason, tuple(sorted(everything - common)))
+    grid = [[idx[cid] for cid in ids] for idx in indexed]  # (k, n): run i's record of case j
+
+    def cells(value: Callable[[CaseRecord], Any], dtype: Any) -> np.ndarray:
+        return np.array([[value(r) for r in row] for row in grid], dtype=dtype)
+
+    return ReviewerMatrix(
+        names, ids, np.array([not r.lawful for r in grid[0]], dtype=bool),
+        cells(lambda r: r.went_through, bool),  # allowed: went through (the one definition)
+        cells(lambda r: outcome_of(r) == "unavailable", bool),
+        cells(lambda r: outcome_of(r) == "abstention", bool),
+        cells(lambda r: r.input_tokens, np.int64), cells(lambda r: r.output_tokens, np.int64),
+        cells(lambda r: r.reasoning_tokens, np.int64), tuple(sorted(everything - common)))
 
 
 @dataclass(frozen=True, repr=False)
