@@ -25,6 +25,7 @@ forbidden-class prevalences (0.01, 0.1, 0.25, 0.5).
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,17 +165,12 @@ class GridResult:
 
     def status_counts(self) -> dict[str, int]:
         """How many cells are 'unique', 'tie' or 'infeasible'."""
-        out = {"unique": 0, "tie": 0, "infeasible": 0}
-        for row in self.rows:
-            out[row["status"]] += 1
-        return out
+        counted = Counter(row["status"] for row in self.rows)
+        return {status: counted[status] for status in ("unique", "tie", "infeasible")}
 
     def win_counts(self) -> dict[str, int]:
         """In how many cells each condition is (one of) the best."""
-        out: dict[str, int] = {}
-        for row in self.rows:
-            for name in row["best"]:
-                out[name] = out.get(name, 0) + 1
+        out = Counter(name for row in self.rows for name in row["best"])
         return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
