@@ -32,6 +32,7 @@ from the run's dataset (:func:`offered_cases`), which must still be the one the 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -277,10 +278,8 @@ class AgentRunScore(NotebookView):
 
     def proposals(self) -> dict[str, int]:
         """How many cases the agent proposed its own operation for, only others, none."""
-        out = {"own": 0, "other": 0, "none": 0}
-        for case in self.cases:
-            out[case.proposal] += 1
-        return out
+        counted = Counter(case.proposal for case in self.cases)
+        return {proposal: counted[proposal] for proposal in ("own", "other", "none")}
 
     def summary_note(self) -> str:
         """One line: the run, its cases and calls, and what the agent proposed."""
