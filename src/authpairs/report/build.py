@@ -94,10 +94,6 @@ class ReportResult:
     runs: list[str]
     seconds: float
 
-    def files(self) -> list[Path]:
-        """Every file under the report folder."""
-        return sorted(p for p in self.html.parent.rglob("*") if p.is_file())
-
 
 def _load_study(path: Path) -> tuple[StudyPlan, str]:
     """A plan YAML, or a ``study --out`` folder holding ``study.json``."""
@@ -130,15 +126,12 @@ def build_report(req: ReportRequest) -> ReportResult:
     t0 = time.perf_counter()
     plan: StudyPlan | None = None
     cells: list[StudyCell] = []
-    labels: dict[str, str] = {}
-    columns: dict[str, str] = {}
     if req.study is not None:
         plan, origin = _load_study(req.study)
         cells = expand_plan(plan, origin=origin)
-        for cell in cells:
-            labels[cell.run_id] = " ".join(f"{k}={v}" for k, v in cell.labels().items()
-                                           if k != "seed")
-        columns = study_columns(cells)
+    labels = {cell.run_id: " ".join(f"{k}={v}" for k, v in cell.labels().items() if k != "seed")
+              for cell in cells}
+    columns = study_columns(cells)
     if req.compose and len(req.compose) < 2:
         raise ReportInputError("--compose needs at least two reviewer runs")
     addresses = [*req.runs, *(study_address(c) for c in cells), *(req.compare or ()),
