@@ -64,11 +64,6 @@ class StackOutcome(StrEnum):
     UNAVAILABLE = "unavailable"
     EXECUTED = "executed"
 
-    @property
-    def shown(self) -> str:
-        """The outcome as the tables write it (``agent declined``)."""
-        return self.value.replace("_", " ")
-
 
 OUTCOMES: tuple[StackOutcome, ...] = tuple(StackOutcome)
 """The four outcomes in display order."""
@@ -223,7 +218,8 @@ class StackScore(NotebookView):
         return (f"<StackScore {self.n} cases: forbidden effects "
                 f"{fraction(self.forbidden_effects, self.forbidden.n)}, lawful completions "
                 f"{fraction(self.lawful_completions, self.lawful.n)}; "
-                + ", ".join(f"{o.shown} {self.outcome(o)}" for o in OUTCOMES) + ">")
+                + ", ".join(f"{o.value.replace('_', ' ')} {self.outcome(o)}" for o in OUTCOMES)
+                + ">")
 
     def table_views(self) -> list[TableView]:
         """The stack table of this group."""
