@@ -58,9 +58,7 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     if notice:
         rows = [{**row, **notice} for row in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
-    header: list[str] = []
-    for row in rows:
-        header.extend(k for k in row if k not in header)
+    header = list(dict.fromkeys(k for row in rows for k in row))
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
