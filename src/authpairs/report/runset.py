@@ -18,7 +18,7 @@ from authpairs.analysis.runref import (
     run_header,
 )
 from authpairs.cases.canonical import sha256_hex
-from authpairs.report.reviewer_name import ReviewerName, name_run
+from authpairs.report.reviewer_name import name_run
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
 
@@ -79,15 +79,11 @@ class ReportRun:
         return seed if isinstance(seed, int) else None
 
     @property
-    def reviewer_name(self) -> ReviewerName:
-        """The reviewer that ran, named from the stored configuration."""
-        return name_run(self.info.config)
-
-    @property
     def reviewer(self) -> str:
-        """One-line reviewer name (:attr:`ReviewerName.label`): interface, guardrail or
+        """One-line name of the reviewer that ran, from the stored configuration
+        (:attr:`~authpairs.report.reviewer_name.ReviewerName.label`): interface, guardrail or
         baseline, how it was asked, and the model it called."""
-        return self.reviewer_name.label
+        return name_run(self.info.config).label
 
     def configuration_key(self) -> str:
         """Identity of the configuration without its seed: runs sharing it are seeds of one
