@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -144,11 +144,8 @@ class Comparison(NotebookView):
 
     def resolved_only(self) -> Comparison:
         """Sensitivity view: the same comparison with unresolved reference contexts excluded."""
-        return Comparison(self.before_run, self.after_run,
-                          [c for c in self.lawful if c.resolved],
-                          [c for c in self.forbidden if c.resolved],
-                          list(self.only_before), list(self.only_after),
-                          list(self.label_mismatch), self.names)
+        return replace(self, lawful=[c for c in self.lawful if c.resolved],
+                       forbidden=[c for c in self.forbidden if c.resolved])
 
     def breakdown(self, attribute: str) -> list[dict[str, Any]]:
         """Transition counts per value of a case attribute (e.g. family, domain, path)."""
