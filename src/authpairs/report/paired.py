@@ -103,13 +103,10 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
     if plan is not None:
         records = {c.run_id: runs.get(study_address(c)).records for c in cells}
         contrasts = analyze_family(plan, cells, records)
-        where: list[tuple[str, str]] = []
-        for c in contrasts:
-            fixed = {k: v for k, v in c.labels.items()
-                     if not k.endswith(("_before", "_after"))}
-            where.append((" ".join(f"{k}={v}" for k, v in fixed.items()) or "all",
-                          f"{c.labels[f'{plan.compare}_before']} -> "
-                          f"{c.labels[f'{plan.compare}_after']}"))
+        where = [(" ".join(f"{k}={v}" for k, v in c.labels.items()
+                           if not k.endswith(("_before", "_after"))) or "all",
+                  f"{c.labels[f'{plan.compare}_before']} -> {c.labels[f'{plan.compare}_after']}")
+                 for c in contrasts]
         intro = (f"The study plan's declared family ({len(contrasts)} contrasts of factor "
                  f"'{plan.compare}'), Holm-adjusted together.")
     else:
