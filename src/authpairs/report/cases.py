@@ -86,8 +86,7 @@ class _Texts:
 
 
 def _formal(attempts: Sequence[AttemptRecord]) -> AttemptRecord | None:
-    formal = [a for a in attempts if a.kind == "formal"]
-    return formal[-1] if formal else None
+    return next((a for a in reversed(attempts) if a.kind == "formal"), None)
 
 
 class _Columns:
