@@ -21,8 +21,6 @@ endpoint fails every request.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from authpairs.backends.breaker import connection_cause
@@ -41,9 +39,10 @@ class PreflightError(BackendError):
 
 
 async def _get(client: httpx.AsyncClient, url: str, endpoint: str) -> httpx.Response:
-    """GET ``url``; a failure to connect or a timeout is a :class:`PreflightError`."""
+    """GET ``url``; a failure to connect, a timeout or a refused key (HTTP 401/403) is a
+    :class:`PreflightError`."""
     try:
-        return await client.get(url, timeout=PREFLIGHT_TIMEOUT_S)
+        reply = await client.get(url, timeout=PREFLIGHT_TIMEOUT_S)
     except httpx.TimeoutException:
         raise PreflightError(f"{endpoint}: no answer to the preflight check (GET {url}) within "
                              f"{PREFLIGHT_TIMEOUT_S:g} s",
@@ -54,22 +53,11 @@ async def _get(client: httpx.AsyncClient, url: str, endpoint: str) -> httpx.Resp
         raise PreflightError(f"{endpoint}: {cause}",
                              hint="start the server, or correct its URL (--base-url; for the "
                              "agent's model --agent)") from None
-
-
-def _refused_key(endpoint: str, reply: httpx.Response) -> PreflightError:
-    return PreflightError(f"{endpoint}: HTTP {reply.status_code}: the server refused the request's "
-                          "credentials", hint="set the API key's environment variable "
-                          "(api_key_env; a backend's default is OPENAI_API_KEY)")
-
-
-def served_models(body: Any) -> list[str] | None:
-    """The model ids of a models-endpoint body (``{"data": [{"id": ...}, ...]}``), or None when
-    it does not have that shape."""
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list):
-        return None
-    ids = [entry.get("id") for entry in data if isinstance(entry, dict)]
-    return [model for model in ids if isinstance(model, str)]
+    if reply.status_code in (401, 403):
+        raise PreflightError(f"{endpoint}: HTTP {reply.status_code}: the server refused the "
+                             "request's credentials", hint="set the API key's environment "
+                             "variable (api_key_env; a backend's default is OPENAI_API_KEY)")
+    return reply
 
 
 async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
@@ -79,8 +67,6 @@ async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
     names it (vLLM's ``root``), the path it was loaded from (empty without ``model``)."""
     url = f"{base_url}/models"
     reply = await _get(client, url, base_url)
-    if reply.status_code in (401, 403):
-        raise _refused_key(base_url, reply)
     if reply.status_code == 404:
         raise PreflightError(f"{url}: HTTP 404: no models endpoint at this base URL",
                              hint="check the base URL (an OpenAI-compatible one usually ends in "
@@ -89,12 +75,15 @@ async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
         raise PreflightError(f"{url}: HTTP {reply.status_code}: {reply.text[:200]}",
                              hint=f"check the server's log, or {NO_PREFLIGHT}")
     try:
-        ids = served_models(reply.json())
+        body = reply.json()
     except ValueError:
-        ids = None
-    if ids is None:
+        body = None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
         raise PreflightError(f"{url}: the reply does not list models (no 'data' list)",
                              hint=NO_PREFLIGHT)
+    entries = [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    ids = [entry["id"] for entry in entries]
     if model is not None and model not in ids:
         served = ", ".join(repr(name) for name in ids[:10]) or "no model"
         more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
@@ -103,8 +92,7 @@ async def check_models_endpoint(client: httpx.AsyncClient, base_url: str,
                              "--agent-model)")
     if model is None:
         return []
-    entry = next(e for e in reply.json()["data"] if isinstance(e, dict) and e.get("id") == model)
-    root = entry.get("root")
+    root = next(entry for entry in entries if entry["id"] == model).get("root")
     return [model, root] if isinstance(root, str) and root and root != model else [model]
 
 
@@ -112,12 +100,9 @@ async def check_reachable(client: httpx.AsyncClient, url: str) -> None:
     """Check that ``url`` answers at all: any HTTP status passes but 401/403 (credentials) and
     404 (no such path)."""
     reply = await _get(client, url, url)
-    if reply.status_code in (401, 403):
-        raise _refused_key(url, reply)
     if reply.status_code == 404:
         raise PreflightError(f"{url}: HTTP 404: nothing at this path",
                              hint="correct the guardrail's url option")
 
 
-__all__ = ["PREFLIGHT_TIMEOUT_S", "PreflightError", "check_models_endpoint", "check_reachable",
-           "served_models"]
+__all__ = ["PREFLIGHT_TIMEOUT_S", "PreflightError", "check_models_endpoint", "check_reachable"]
