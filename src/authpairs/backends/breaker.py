@@ -72,8 +72,6 @@ class Breaker:
     monotonic seconds."""
 
     endpoint: str
-    open_after_s: float = OPEN_AFTER_S
-    open_after_failures: int = OPEN_AFTER_FAILURES
     clock: Callable[[], float] = time.monotonic
     cause: str | None = None
     since: float = 0.0
@@ -94,8 +92,7 @@ class Breaker:
         if cause != self.cause:
             self.cause, self.since, self.failures = cause, now, 0
         self.failures += 1
-        if at_once or (self.failures >= self.open_after_failures
-                       and now - self.since >= self.open_after_s):
+        if at_once or (self.failures >= OPEN_AFTER_FAILURES and now - self.since >= OPEN_AFTER_S):
             self.is_open = True
 
     def describe(self) -> str:
