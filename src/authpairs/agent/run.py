@@ -79,30 +79,26 @@ class AgentRunResult:
 CaseDone = Callable[[Trajectory], None]
 
 
-def _stdio_parameters(config: RunConfig, cases: Dataset, run_id: str,
-                      config_path: Path) -> StdioServerParameters:
-    """How to start ``authpairs mcp serve`` for this run (the console script beside this
-    interpreter, in the current folder, with the current environment)."""
-    authpairs = Path(sys.executable).with_name("authpairs")
-    command, prefix = ((str(authpairs), []) if authpairs.exists()
-                       else (sys.executable, ["-m", "authpairs.cli"]))
-    args = [*prefix, "mcp", "serve", "--config", str(config_path), "--run-id", run_id,
-            "--records", config.records]
-    for case_id in cases.case_ids():
-        args += ["--case", case_id]
-    return StdioServerParameters(command=command, args=args, env=dict(os.environ),
-                                 cwd=os.getcwd())
-
-
 @contextlib.asynccontextmanager
 async def _stdio_server(config: RunConfig, cases: Dataset,
                         run_id: str) -> AsyncIterator[Client]:
-    """A client connected to an ``authpairs mcp serve`` child process serving ``cases``."""
+    """A client connected to an ``authpairs mcp serve`` child process serving ``cases`` (the
+    console script beside this interpreter, in the current folder, with the current
+    environment)."""
+    authpairs = Path(sys.executable).with_name("authpairs")
+    command, prefix = ((str(authpairs), []) if authpairs.exists()
+                       else (sys.executable, ["-m", "authpairs.cli"]))
     with tempfile.TemporaryDirectory(prefix="authpairs-agent-") as folder:
         path = Path(folder) / "run.yaml"
         path.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=True),
                         encoding="utf-8")
-        async with Client(_stdio_parameters(config, cases, run_id, path)) as client:
+        args = [*prefix, "mcp", "serve", "--config", str(path), "--run-id", run_id,
+                "--records", config.records]
+        for case_id in cases.case_ids():
+            args += ["--case", case_id]
+        parameters = StdioServerParameters(command=command, args=args, env=dict(os.environ),
+                                           cwd=os.getcwd())
+        async with Client(parameters) as client:
             yield client
 
 
