@@ -194,17 +194,12 @@ def parse_completion(body: object, *, latency_s: float = 0.0, endpoint: str = ""
     )
 
 
-def read_body(content: bytes) -> Any:
-    """The JSON value of a response body (the json module also reads what a model may write
-    but stricter parsers refuse, such as a lone surrogate escape)."""
-    return json.loads(content)
-
-
 def _json_body(endpoint: _Endpoint, content: bytes) -> Any:
-    """:func:`read_body` of a reply from ``endpoint``; a body that is not JSON is a
-    :class:`TransportError`."""
+    """The JSON value of a reply from ``endpoint`` (the json module also reads what a model may
+    write but stricter parsers refuse, such as a lone surrogate escape); a body that is not JSON
+    is a :class:`TransportError`."""
     try:
-        return read_body(content)
+        return json.loads(content)
     except (ValueError, RecursionError) as exc:
         raise TransportError(f"{endpoint.base_url}: response is not JSON") from exc
 
@@ -288,7 +283,7 @@ class StreamAssembler:
             self.done = True
             return True
         try:
-            event = read_body(data.encode())
+            event = json.loads(data.encode())
         except (ValueError, RecursionError):
             raise TransportError("malformed stream event: not JSON") from None
         if not isinstance(event, dict):
