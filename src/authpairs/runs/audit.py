@@ -281,14 +281,13 @@ def recheck_effects(report: AuditReport, records: list[CaseRecord], dataset: Dat
 
 def recheck_effect(report: AuditReport, name: str, effect: EffectRecord,
                    dispatch: Dispatch | None, descriptor: EffectDescriptor | None,
-                   verifiers: dict[str, Any] | None = None) -> None:
+                   verifiers: dict[str, Any]) -> None:
     """Re-run the verifier's judgement of one enforced ``effect`` (the operation
     ``descriptor``, told ``dispatch``) on its stored before/after observations and compare it
     with the recorded judgement, ``verified`` and ``audit_ok``. ``verifiers`` caches the
     loaded verifier of each effect type across calls."""
     if descriptor is None:
         return
-    verifiers = {} if verifiers is None else verifiers
     if effect.executed and dispatch is not Dispatch.ALLOW:
         report.add(name, "effect", "an effect executed although the dispatch was BLOCK")
     obs = effect.observation
