@@ -55,7 +55,7 @@ async def test_the_agent_model_waits_by_the_same_rule(monkeypatch: pytest.Monkey
     settings = AgentModelConfig.model_validate(
         {"backend": {"kind": "scripted", "script": "tests.agent.agents:stubborn"}})
     loop = AgentLoop(cast(Any, None), cast(ToolChat, _BusyThenAnswers([86_400.0, 0.01, None])),
-                     settings, run_id="r", retries=3, backoff_s=0.5)
+                     settings, run_id="r", retries=3)
     reply = await loop._turn([], [])
     assert reply.text == "done"
     assert waits == [MAX_RETRY_AFTER_S, 1.0, 2.0]

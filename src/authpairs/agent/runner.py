@@ -69,12 +69,12 @@ class AgentLoop:
     """Runs the agent's model on cases through one connected MCP client."""
 
     def __init__(self, client: Client, chat: ToolChat, settings: AgentModelConfig, *,
-                 run_id: str, retries: int = 3, backoff_s: float = 0.5) -> None:
+                 run_id: str, retries: int = 3) -> None:
         self.client = client
         self.chat = chat
         self.settings = settings
         self.run_id = run_id
-        self.retry = RetryPolicy(retries, backoff_s)
+        self.retry = RetryPolicy(retries)
         self.failures = FailureLog(log)
         self._tools: list[dict[str, Any]] | None = None
 

@@ -67,12 +67,11 @@ class CaseRunner:
 
     def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
                  deadline_s: float | None = None, infra_retries: int = 3,
-                 backoff_s: float = 0.5,
                  on_retry: Callable[[str, str], None] | None = None) -> None:
         self.reviewer = reviewer
         self.enforcer = enforcer
         self.deadline_s = deadline_s
-        self.retry = RetryPolicy(infra_retries, backoff_s)
+        self.retry = RetryPolicy(infra_retries)
         self.on_retry = on_retry
         self.failures = FailureLog(log)
 

@@ -85,14 +85,14 @@ class RunOrchestrator:
 
     def __init__(self, run_id: str, reviewer: Reviewer, store: RecordStore, *,
                  enforcer: Enforcer | None = None, concurrency: int = 4,
-                 infra_retries: int = 3, backoff_s: float = 0.5, lease_s: float = 3600.0,
+                 infra_retries: int = 3, lease_s: float = 3600.0,
                  deadline_s: float | None = None) -> None:
         self.run_id = run_id
         self.store = store
         self.concurrency = max(1, concurrency)
         self.lease_s = lease_s
         self.runner = CaseRunner(reviewer, enforcer=enforcer, deadline_s=deadline_s,
-                                 infra_retries=infra_retries, backoff_s=backoff_s)
+                                 infra_retries=infra_retries)
 
     async def run(self, cases: CaseSource | Sequence[Case], *,
                   progress: bool | ProgressDisplay = True) -> RunProgress:
