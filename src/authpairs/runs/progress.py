@@ -20,39 +20,28 @@ from rich.progress import (
 
 
 class ProgressDisplay(Protocol):
-    """What a run reports while it works."""
+    """What a run reports while it works (each method does nothing unless a display overrides
+    it)."""
 
     def start(self, run_id: str, total: int, done: int) -> None:
         """The run begins: ``done`` of ``total`` cases already have records."""
-        ...
+        return None
 
     def advance(self) -> None:
         """One more case is finished (recorded, failed, or taken by another process)."""
-        ...
+        return None
 
     def note(self, message: str | None) -> None:
         """A transient status (e.g. why a request is being retried); None clears it."""
-        ...
+        return None
 
     def close(self) -> None:
         """The run is over."""
-        ...
+        return None
 
 
-class SilentProgress:
-    """Shows nothing (the Python API's default)."""
-
-    def start(self, run_id: str, total: int, done: int) -> None:
-        """Nothing to show."""
-
-    def advance(self) -> None:
-        """Nothing to show."""
-
-    def note(self, message: str | None) -> None:
-        """Nothing to show."""
-
-    def close(self) -> None:
-        """Nothing to close."""
+class SilentProgress(ProgressDisplay):
+    """Shows nothing (the Python API's default): every method is the protocol's own."""
 
 
 class RichProgress:
