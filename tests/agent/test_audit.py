@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from authpairs.agent.audit import audit_run, decisive_call
+from authpairs.agent.audit import audit_run, reviewed
 from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.cli import app
@@ -23,7 +23,14 @@ from authpairs.review.outcome import Decision, Dispatch
 from authpairs.runs import audit as run_audit
 from authpairs.runs.chain import GENESIS_KIND, link, seal, text_sha256
 from authpairs.runs.config import RunConfig, config_from_dict
-from authpairs.runs.records import AgentCall, CallResult, CaseRecord, Proposal, stored_json
+from authpairs.runs.records import (
+    AgentCall,
+    CallResult,
+    CaseRecord,
+    Proposal,
+    decisive,
+    stored_json,
+)
 from authpairs.runs.store import RecordStore, header_sha256
 from tests.agent.helpers import FORBIDDEN, LAWFUL, UNTOUCHED, secret_dataset
 from tests.analysis.agent_fixtures import (
@@ -107,7 +114,7 @@ def test_the_audit_agrees_with_the_session_on_the_decisive_call(
     own = [c for c in calls if c.case_id == F_REFUND]
     assert [c.result for c in own] == [CallResult.BLOCKED, CallResult.EXECUTED,
                                        CallResult.EXECUTED]
-    chosen = decisive_call(own)
+    chosen = decisive(reviewed(own))  # the audit's rule: the decisive answered call
     assert chosen is not None and chosen.call_no == 2  # the first that went through
     assert records[F_REFUND].input_sha256 == chosen.input_sha256
     assert set(records) == {L_REFUND, F_REFUND, L_ADDRESS}  # no call, no record

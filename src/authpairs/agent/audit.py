@@ -175,13 +175,6 @@ def reviewed(calls: list[AgentCall]) -> list[AgentCall]:
     return [call for call in calls if call.answered]
 
 
-def decisive_call(calls: list[AgentCall]) -> AgentCall | None:
-    """The call whose review is the case's record (:func:`decisive` of the answered calls);
-    None when no call was answered."""
-    done = reviewed(calls)
-    return decisive(done) if done else None
-
-
 def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRecord],
                         calls: dict[str, list[AgentCall]], allow_incomplete: bool) -> None:
     """Each case record is its decisive call's review; a case has one exactly when it has a
@@ -192,7 +185,8 @@ def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRe
     report.missing = []
     for case_id in sorted(expected | set(by_case)):
         record = by_case.get(case_id)
-        call = decisive_call(calls.get(case_id, []))
+        done = reviewed(calls.get(case_id, []))
+        call = decisive(done) if done else None  # the call whose review is the case record
         if record is None:
             if call is not None:
                 report.missing.append(case_id)
@@ -369,6 +363,5 @@ __all__ = [
     "agent_config_sha256",
     "audit_agent_run",
     "audit_run",
-    "decisive_call",
     "reviewed",
 ]
