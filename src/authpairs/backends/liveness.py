@@ -29,17 +29,6 @@ from types import TracebackType
 _CURRENT: ContextVar[AttemptClock | None] = ContextVar("authpairs_attempt_clock", default=None)
 
 
-def deadline_message(deadline_s: float) -> str:
-    """How an answer that did not arrive within the deadline is recorded (a transport error)."""
-    return f"timeout: no complete reply within the {deadline_s:g} s deadline"
-
-
-def stall_message(deadline_s: float, events: int) -> str:
-    """How a streamed reply that stopped progressing is recorded (a transport error)."""
-    return (f"timeout: the streamed reply stalled: no progress for {deadline_s:g} s "
-            f"(the deadline) after {events} event{'s' if events != 1 else ''}")
-
-
 class AttemptClock:
     """``async with AttemptClock(deadline_s):`` -- raises :class:`TimeoutError` when
     ``deadline_s`` seconds pass without :meth:`progress` (None: never)."""
@@ -89,9 +78,13 @@ class AttemptClock:
                 self._reschedule(self.deadline_s)
 
     def timeout_message(self) -> str:
-        """The recorded cause when this clock expired."""
+        """The recorded cause (a transport error) when this clock expired: a streamed reply
+        that stopped progressing, or an answer that did not arrive within the deadline."""
         deadline = self.deadline_s if self.deadline_s is not None else 0.0
-        return stall_message(deadline, self.events) if self.events else deadline_message(deadline)
+        if self.events:
+            return (f"timeout: the streamed reply stalled: no progress for {deadline:g} s "
+                    f"(the deadline) after {self.events} event{'s' if self.events != 1 else ''}")
+        return f"timeout: no complete reply within the {deadline:g} s deadline"
 
 
 def current_clock() -> AttemptClock | None:
