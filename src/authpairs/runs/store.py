@@ -183,11 +183,6 @@ def header_sha256(row: dict[str, Any]) -> str:
     return text_sha256(_dumps({k: row[k] for k in _HEADER_COLUMNS}))
 
 
-def _locked(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
 def _patiently(action: Callable[[], T], what: str) -> T:
     """Run ``action``, waiting out ``database is locked`` from other processes."""
     deadline = time.monotonic() + LOCK_PATIENCE_S
@@ -196,7 +191,8 @@ def _patiently(action: Callable[[], T], what: str) -> T:
         try:
             return action()
         except sqlite3.OperationalError as exc:
-            if not _locked(exc) or time.monotonic() > deadline:
+            locked = any(word in str(exc).lower() for word in ("locked", "busy"))
+            if not locked or time.monotonic() > deadline:
                 raise RecordsError(f"{what}: {exc}") from exc
         time.sleep(delay)
         delay = min(delay * 2, 0.5)
