@@ -451,10 +451,15 @@ class RecordStore:
             now = time.time()
             with self.transaction() as conn:
                 recorded = self._recorded(conn, [(run_id, c) for c in case_ids])
-                holders = self._claim_rows(conn, run_id, case_ids)
+                # held by another owner that is still live: its lease has not run out and its
+                # process is on another host or still running on this one
+                held = {str(case_id) for case_id, owner, held_on, pid, expires in _rows_for_cases(
+                            conn, "SELECT case_id, owner, host, pid, expires FROM claims",
+                            run_id, case_ids)
+                        if str(owner) != self.owner and float(expires) > now
+                        and (str(held_on) != host or pid_alive(int(pid)))}
                 claimed = [case_id for case_id in case_ids
-                           if (run_id, case_id) not in recorded
-                           and not self._held_elsewhere(holders.get(case_id), host, now)]
+                           if (run_id, case_id) not in recorded and case_id not in held]
                 conn.executemany("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
                                  [(run_id, case_id, self.owner, host, os.getpid(),
                                    now + lease_s) for case_id in claimed])
@@ -462,22 +467,6 @@ class RecordStore:
 
         what = f"case '{case_ids[0]}'" if len(case_ids) == 1 else f"{len(case_ids)} cases"
         return _patiently(attempt, f"{self.path}: claiming {what}")
-
-    def _held_elsewhere(self, row: tuple[str, str, int, float] | None, host: str,
-                        now: float) -> bool:
-        """True when a claim row belongs to another owner that is still live: its lease has
-        not run out and its process is on another host or still running on this one."""
-        return row is not None and row[0] != self.owner and row[3] > now and (
-            row[1] != host or pid_alive(int(row[2])))
-
-    @staticmethod
-    def _claim_rows(conn: sqlite3.Connection, run_id: str,
-                    case_ids: list[str]) -> dict[str, tuple[str, str, int, float]]:
-        """The claim rows (owner, host, pid, expires) of ``case_ids`` in ``run_id``."""
-        return {str(case_id): (str(owner), str(host), int(pid), float(expires))
-                for case_id, owner, host, pid, expires in _rows_for_cases(
-                    conn, "SELECT case_id, owner, host, pid, expires FROM claims", run_id,
-                    case_ids)}
 
     def release(self, run_id: str, case_id: str) -> None:
         """Drop this owner's claim on a case (after infrastructure failures)."""
