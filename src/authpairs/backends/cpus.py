@@ -50,22 +50,21 @@ def _ratio(quota: str, period: str) -> float | None:
     return quota_us / period_us
 
 
-def affinity_cpus() -> int:
-    """CPUs in this process's affinity mask (``os.cpu_count()`` where affinity is unsupported)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+def usable_cpus(affinity: int | None = None, *, root: Path = CGROUP_ROOT) -> int:
+    """Whole CPUs this process can use: the affinity count, capped by the cgroup quota (read
+    under ``root``) rounded up (a quota of 1.5 CPUs still lets two threads make progress), and
+    at least 1.
 
-
-def usable_cpus(affinity: int | None = None, quota: float | None = None, *,
-                root: Path = CGROUP_ROOT) -> int:
-    """Whole CPUs this process can use: the affinity count, capped by the cgroup quota rounded
-    up (a quota of 1.5 CPUs still lets two threads make progress), and at least 1.
-
-    ``affinity`` and ``quota`` default to the live values (``quota`` read under ``root``).
+    ``affinity`` defaults to the CPUs in this process's affinity mask (``os.cpu_count()`` where
+    affinity is unsupported).
     """
-    count = affinity if affinity is not None else affinity_cpus()
-    limit = quota if quota is not None else cgroup_cpu_limit(root)
+    if affinity is not None:
+        count = affinity
+    elif hasattr(os, "sched_getaffinity"):
+        count = len(os.sched_getaffinity(0))
+    else:
+        count = os.cpu_count() or 1
+    limit = cgroup_cpu_limit(root)
     if limit is not None:
         count = min(count, math.ceil(limit))
     return max(1, count)
