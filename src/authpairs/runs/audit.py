@@ -108,11 +108,10 @@ def _name(row: dict[str, Any]) -> str:
     return f"attempt {row.get('attempt_no')} of case '{row.get('case_id')}' ({where})"
 
 
-def _check_row(report: AuditReport, row: dict[str, Any],
+def _check_row(report: AuditReport, name: str, row: dict[str, Any],
                on_case: Callable[[CaseRecord], None] | None = None) -> None:
-    """The stored text parses into its model, is canonical, and agrees with the row's columns;
-    a case record that parses is handed to ``on_case``."""
-    name = _name(row)
+    """The stored text of the entry ``name`` parses into its model, is canonical, and agrees
+    with the row's columns; a case record that parses is handed to ``on_case``."""
     text = row.get("record_json")
     model_type: type[CaseRecord] | type[AttemptRecord] = (
         CaseRecord if row["entry"] == "case" else AttemptRecord)
@@ -171,7 +170,7 @@ def verify_chain(store: RecordStore, run_id: str,
         if row.get("chain_sha256") != link(head, row["entry"], content):
             report.add(name, "chain-link", "chain link does not follow from the entry before")
         head = str(row.get("chain_sha256"))
-        _check_row(report, row, on_case)
+        _check_row(report, name, row, on_case)
     if header.get("chain_head") != head or header.get("chain_length") != length:
         report.add("run header", "chain-head",
                    f"header holds {header.get('chain_length')} entries ending in "
