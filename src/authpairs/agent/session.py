@@ -122,16 +122,14 @@ class AgentSession:
             update={"public": case.public.model_copy(update={"effect": proposed})})
         try:
             review = await self.runner.review(proposed_case)
-        except EndpointDownError as exc:  # the reviewer's breaker opened: every call fails
-            self.stopped = exc
-            log.warning("case %s, call %d: reviewer down: %s", case.case_id, base["call_no"],
-                        exc)
-            return AgentCall(**base, result=CallResult.UNAVAILABLE, error=str(exc)[:500])
         except (BackendError, ReviewerError) as exc:
             # A reviewer that cannot answer at all (a non-retryable backend error) stops an
-            # 'authpairs run'; here the call is recorded as unavailable and the agent goes on.
-            log.warning("case %s, call %d: reviewer failed: %s", case.case_id,
-                        base["call_no"], exc)
+            # 'authpairs run'; here the call is recorded as unavailable and the agent goes on,
+            # to the end of the case when the reviewer's breaker opened (every call fails).
+            if isinstance(exc, EndpointDownError):
+                self.stopped = exc
+            log.warning("case %s, call %d: reviewer %s: %s", case.case_id, base["call_no"],
+                        "down" if exc is self.stopped else "failed", exc)
             return AgentCall(**base, result=CallResult.UNAVAILABLE, error=str(exc)[:500])
         record, attempts = build_records(self.run_id, proposed_case, review)
         numbered = [attempt.model_copy(update={"attempt_no": state.attempts + index})
