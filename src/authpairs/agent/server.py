@@ -95,8 +95,7 @@ def build_server(agent: AgentSession) -> Server[Any]:
     """The MCP server over ``agent``: its tools, case resources and case prompts."""
     case_ids = sorted(agent.cases)
     prompted: str | None = None  # the case whose prompt a client got last
-    tools = [types.Tool(name=spec.name, description=spec.description,
-                        input_schema=spec.input_schema) for spec in tool_specs()]
+    tools = tool_specs()
 
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

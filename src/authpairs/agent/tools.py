@@ -3,28 +3,21 @@ parameter model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import mcp_types as types
 
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.effect_types import EFFECT_TYPES
 from authpairs.cases.models import EffectDescriptor
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool as MCP lists it: name, description and JSON Schema of its arguments."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
-def tool_specs() -> list[ToolSpec]:
-    """A tool for every registered effect type, in registry order. The schema is the parameter
-    model's JSON Schema (pydantic), so a client sees exactly the parameters the enforcement
-    point accepts; the description is the effect type's one line and its model's docstring."""
-    specs: list[ToolSpec] = []
+def tool_specs() -> list[types.Tool]:
+    """An MCP tool for every registered effect type, in registry order. The schema is the
+    parameter model's JSON Schema (pydantic), so a client sees exactly the parameters the
+    enforcement point accepts; the description is the effect type's one line and its model's
+    docstring."""
+    specs: list[types.Tool] = []
     for name in EFFECT_TYPES.names():
         effect_type = EFFECT_TYPES.get(name)
         model = effect_type.params
@@ -33,7 +26,7 @@ def tool_specs() -> list[ToolSpec]:
         schema.pop("description", None)
         detail = " ".join((model.__doc__ or "").split())
         description = effect_type.doc if not detail else f"{effect_type.doc} {detail}"
-        specs.append(ToolSpec(name=name, description=description, input_schema=schema))
+        specs.append(types.Tool(name=name, description=description, input_schema=schema))
     return specs
 
 
