@@ -70,12 +70,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, streamed."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 log_ = logging.getLogger("authpairs.backends")
 
 
@@ -119,9 +113,11 @@ class LocalServerBackend:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def describe(self) -> dict[str, Any]:
-        """Model file, its hash and server settings for the run record."""
+        """Model file, its hash (streamed) and server settings for the run record."""
+        with self.gguf_path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
         return {"kind": self.name, "gguf": self.gguf_path.name,
-                "gguf_sha256": file_sha256(self.gguf_path), "n_ctx": self.n_ctx,
+                "gguf_sha256": digest, "n_ctx": self.n_ctx,
                 "n_parallel": self.n_parallel, "n_threads": self.n_threads, "poll": self.poll,
                 "prompt_cache": self.prompt_cache, "speculative": self.speculative,
                 "stream": self.stream}
