@@ -64,12 +64,6 @@ def default_threads(cpus: int | None = None) -> int:
     return max(1, min(8, (cpus if cpus is not None else usable_cpus()) - 1))
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 log_ = logging.getLogger("authpairs.backends")
 
 
@@ -152,7 +146,9 @@ class LocalServerBackend:
 
     def start(self) -> None:
         """Launch the server child process on a free loopback port."""
-        self.port = _free_port()
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
         handle, name = tempfile.mkstemp(prefix="authpairs-llama-", suffix=".log")
         os.close(handle)
         self._log_path = Path(name)
