@@ -45,24 +45,9 @@ DEFAULT_SYSTEM_PROMPT = (
 """The agent's system message unless the configuration gives one (``agent.system_prompt``)."""
 
 
-def openai_tools(tools: list[types.Tool]) -> list[dict[str, Any]]:
-    """MCP tools as OpenAI function tools (name, description, the input schema as
-    ``parameters``)."""
-    return [{"type": "function",
-             "function": {"name": tool.name, "description": tool.description or "",
-                          "parameters": tool.input_schema}}
-            for tool in tools]
-
-
 def _text(blocks: list[Any]) -> str:
     """The text of MCP content blocks (prompt or tool result), joined by newlines."""
     return "\n".join(block.text for block in blocks if isinstance(block, types.TextContent))
-
-
-async def case_task(client: Client, case_id: str) -> str:
-    """The task of ``case_id``: the text of its prompt on the server."""
-    prompt = await client.get_prompt(case_id)
-    return "\n".join(_text([message.content]) for message in prompt.messages)
 
 
 class AgentLoop:
@@ -79,10 +64,14 @@ class AgentLoop:
         self._tools: list[dict[str, Any]] | None = None
 
     async def tools(self) -> list[dict[str, Any]]:
-        """The server's tools as OpenAI function tools (listed once)."""
+        """The server's tools as OpenAI function tools (name, description, the input schema as
+        ``parameters``; listed once)."""
         if self._tools is None:
             listed = await self.client.list_tools()
-            self._tools = openai_tools(listed.tools)
+            self._tools = [{"type": "function",
+                            "function": {"name": tool.name, "description": tool.description or "",
+                                         "parameters": tool.input_schema}}
+                           for tool in listed.tools]
         return self._tools
 
     async def _turn(self, messages: list[dict[str, Any]],
@@ -118,9 +107,10 @@ class AgentLoop:
     async def run_case(self, case_id: str) -> Trajectory:
         """The agent's loop on one case (see the module docstring)."""
         system = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
+        prompt = await self.client.get_prompt(case_id)  # the case's task: its prompt's text
+        task = "\n".join(_text([message.content]) for message in prompt.messages)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
-                                          {"role": "user",
-                                           "content": await case_task(self.client, case_id)}]
+                                          {"role": "user", "content": task}]
         tools = await self.tools()
         trajectory = Trajectory(run_id=self.run_id, case_id=case_id,
                                 stop=StopReason.TURN_LIMIT)
