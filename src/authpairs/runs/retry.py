@@ -62,12 +62,6 @@ class RetryPolicy:
 SUMMARY_INTERVAL_S = 10.0
 
 
-def failure_key(error: str) -> str:
-    """The cause of a failure as it is counted: the first line of the error (which names the
-    endpoint), at most 160 characters."""
-    return (error.splitlines()[0] if error else "unknown")[:160]
-
-
 class FailureLog:
     """Logs transport failures to ``logger``: each cause's first at once, later ones counted and
     summarised at most every ``interval_s`` seconds (``clock``: monotonic seconds)."""
@@ -84,7 +78,8 @@ class FailureLog:
     def failed(self, what: str, error: str, retry_in_s: float | None) -> None:
         """``what`` (e.g. ``case X: attempt 1``) failed with ``error``; it is retried after
         ``retry_in_s`` seconds (None: not retried)."""
-        cause = failure_key(error)
+        # counted by cause: the error's first line (it names the endpoint), at most 160 chars
+        cause = (error.splitlines()[0] if error else "unknown")[:160]
         if cause not in self._seen:
             self._seen.add(cause)
             then = ("not retried" if retry_in_s is None else f"retrying in {retry_in_s:.1f} s")
@@ -108,4 +103,4 @@ class FailureLog:
         self._last = now
 
 
-__all__ = ["MAX_RETRY_AFTER_S", "SUMMARY_INTERVAL_S", "FailureLog", "RetryPolicy", "failure_key"]
+__all__ = ["MAX_RETRY_AFTER_S", "SUMMARY_INTERVAL_S", "FailureLog", "RetryPolicy"]
