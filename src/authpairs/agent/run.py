@@ -151,17 +151,12 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
                     with RecordStore(config.records) as store:
                         await _loop_cases(loop, cases, store, run_id, on_case)
         except BaseExceptionGroup as group:  # the MCP client's task group wraps what failed
-            raise endpoint_down_or(group) from None
+            # reported: the endpoint that went down (EndpointDownError) when one did, else all
+            down: BaseException | None = group.subgroup(EndpointDownError)
+            while isinstance(down, BaseExceptionGroup):
+                down = down.exceptions[0]
+            raise (down if down is not None else group) from None
     return read_agent_run(config.records, run_id)
-
-
-def endpoint_down_or(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The error to report for ``group``: the endpoint that went down
-    (:class:`~authpairs.backends.base.EndpointDownError`) when one did, else the group."""
-    down: BaseException | None = group.subgroup(EndpointDownError)
-    while isinstance(down, BaseExceptionGroup):
-        down = down.exceptions[0]
-    return down if down is not None else group
 
 
 def read_agent_run(records: str | Path, run_id: str) -> AgentRunResult:
