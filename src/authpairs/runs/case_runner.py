@@ -36,8 +36,6 @@ from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
 from authpairs.backends.liveness import AttemptClock
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
-from authpairs.enforce.effect_record import EffectRecord
-from authpairs.review.outcome import Dispatch
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.retry import FailureLog, RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse
@@ -103,7 +101,8 @@ class CaseRunner:
         review.outcome = outcome = safe_parse(self.reviewer, response)
         if self.enforcer is not None and case.public.effect is not None:
             # Decision-only cases (native track) carry no effect and are not enforced.
-            review.effect = await self._enforce(case, outcome.dispatch)
+            review.effect = await asyncio.to_thread(self.enforcer.enforce, case.case_id,
+                                                    case.public.effect, outcome.dispatch)
         return review
 
     async def _ask(self, request: ChatRequest) -> ChatResponse:
@@ -124,8 +123,3 @@ class CaseRunner:
         if self.on_retry is not None:
             self.on_retry(case.case_id, short_cause(str(exc)))
         await asyncio.sleep(delay)
-
-    async def _enforce(self, case: Case, dispatch: Dispatch) -> EffectRecord:
-        assert self.enforcer is not None
-        return await asyncio.to_thread(self.enforcer.enforce, case.case_id, case.public.effect,
-                                       dispatch)
