@@ -112,13 +112,6 @@ def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSo
         versions=package_versions(), expected_case_ids=sorted(cases.case_ids()))
 
 
-def lease_seconds(config: RunConfig) -> float:
-    """How long a claimed case stays reserved for the claiming process: every attempt's
-    deadline plus the longest retry waits, plus a margin."""
-    attempts = config.infra_retries + 1
-    return config.reviewer.backend.deadline_s * attempts + 60.0 * attempts + 60.0
-
-
 def in_flight_cap(concurrency: int, backend: dict[str, Any]) -> str | None:
     """What limits the requests in flight below ``concurrency``, if anything does: a backend's
     ``concurrency_per_endpoint`` over its endpoints (``backend``: its description)."""
@@ -151,10 +144,14 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
             store.open_run(info)
             enforcer = (sync_stack.enter_context(make_enforcer(config))
                         if config.enforce and dataset.has_effects() else None)
+            # a claimed case stays reserved for this process for every attempt's deadline
+            # plus the longest retry waits, plus a margin
+            attempts = config.infra_retries + 1
             orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
                                            concurrency=config.concurrency,
                                            infra_retries=config.infra_retries,
-                                           lease_s=lease_seconds(config),
+                                           lease_s=config.reviewer.backend.deadline_s
+                                           * attempts + 60.0 * attempts + 60.0,
                                            deadline_s=config.reviewer.backend.deadline_s)
             state = await orchestrator.run(dataset, progress=progress)
             state.written_chain = store.written_chain(run_id)
