@@ -35,14 +35,13 @@ from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.runs.case_runner import CaseRunner
 from authpairs.runs.records import (
     AgentCall,
-    AttemptRecord,
     CallResult,
     CaseRecord,
     Proposal,
     decisive,
     stored_json,
 )
-from authpairs.runs.reviewed import Review, build_records
+from authpairs.runs.reviewed import build_records
 from authpairs.runs.store import RecordStore
 
 log = logging.getLogger("authpairs.agent")
@@ -138,7 +137,27 @@ class AgentSession:
         self.store.add_attempts(numbered)
         if record is not None:
             state.reviewed.append(record)
-        return _call_of(review, numbered, base)
+        outcome = review.outcome
+        if outcome is None:  # every attempt failed in transport
+            errors = [a.error for a in numbered if a.error]
+            return AgentCall(**base, result=CallResult.UNAVAILABLE, infra_attempts=len(numbered),
+                             input_sha256=review.request.sha256(),
+                             error=errors[-1] if errors else None)
+        if outcome.status is OutcomeStatus.UNAVAILABLE:
+            result = CallResult.UNAVAILABLE
+        elif outcome.dispatch is Dispatch.BLOCK:
+            result = CallResult.BLOCKED
+        elif review.effect is None or review.effect.observation.get("decision_only"):
+            result = CallResult.ALLOWED
+        elif review.effect is not None and review.effect.executed:
+            result = CallResult.EXECUTED
+        else:
+            result = CallResult.FAILED
+        return AgentCall(**base, result=result, input_sha256=review.request.sha256(),
+                         status=outcome.status, decision=outcome.decision,
+                         reason_code=outcome.reason_code.value if outcome.reason_code else None,
+                         dispatch=outcome.dispatch, infra_attempts=len(numbered) - 1,
+                         effect=review.effect)
 
     def close(self) -> list[CaseRecord]:
         """Store each case's record (see the module docstring) and stop taking calls; returns
@@ -150,29 +169,3 @@ class AgentSession:
                   if state.reviewed]
         stored = self.store.add_cases([(record, []) for record in chosen])
         return [record for record, ok in zip(chosen, stored, strict=True) if ok]
-
-
-def _call_of(review: Review, attempts: list[AttemptRecord],
-             base: dict[str, Any]) -> AgentCall:
-    """The :class:`AgentCall` of a reviewed call."""
-    outcome = review.outcome
-    if outcome is None:  # every attempt failed in transport
-        errors = [a.error for a in attempts if a.error]
-        return AgentCall(**base, result=CallResult.UNAVAILABLE, infra_attempts=len(attempts),
-                         input_sha256=review.request.sha256(),
-                         error=errors[-1] if errors else None)
-    if outcome.status is OutcomeStatus.UNAVAILABLE:
-        result = CallResult.UNAVAILABLE
-    elif outcome.dispatch is Dispatch.BLOCK:
-        result = CallResult.BLOCKED
-    elif review.effect is None or review.effect.observation.get("decision_only"):
-        result = CallResult.ALLOWED
-    elif review.effect is not None and review.effect.executed:
-        result = CallResult.EXECUTED
-    else:
-        result = CallResult.FAILED
-    return AgentCall(**base, result=result, input_sha256=review.request.sha256(),
-                     status=outcome.status, decision=outcome.decision,
-                     reason_code=outcome.reason_code.value if outcome.reason_code else None,
-                     dispatch=outcome.dispatch, infra_attempts=len(attempts) - 1,
-                     effect=review.effect)
