@@ -110,7 +110,9 @@ class Registry(Generic[T]):
         """Register an already-imported component under ``name`` and return it.
 
         ``registered_by`` is the registering module (default: the caller's)."""
-        self._lazy[name] = Entry(name, origin, self._target_of(component),
+        module = getattr(component, "__module__", "?")
+        qualname = getattr(component, "__qualname__", type(component).__qualname__)
+        self._lazy[name] = Entry(name, origin, f"{module}:{qualname}",
                                  registered_by or caller_module())
         self._loaded[name] = component
         return component
@@ -131,7 +133,8 @@ class Registry(Generic[T]):
             self._scan_plugins()
         if name not in self._lazy:
             known = ", ".join(self.names()) or "none"
-            raise RegistryError(f"unknown {self._singular()} '{name}' (known: {known})")
+            kind = self.kind[:-1].replace("_", " ") if self.kind.endswith("s") else self.kind
+            raise RegistryError(f"unknown {kind} '{name}' (known: {known})")
         raw = load_object(self._lazy[name].target)
         component = self._check(raw) if self._check is not None else raw
         self._loaded[name] = component  # type: ignore[assignment]
@@ -166,12 +169,3 @@ class Registry(Generic[T]):
                 continue  # a built-in keeps its name; plugins cannot shadow it
             dist = point.dist.name if point.dist is not None else "unknown"
             self._lazy[point.name] = Entry(point.name, f"plugin: {dist}", point.value)
-
-    def _singular(self) -> str:
-        return self.kind[:-1].replace("_", " ") if self.kind.endswith("s") else self.kind
-
-    @staticmethod
-    def _target_of(component: object) -> str:
-        module = getattr(component, "__module__", "?")
-        qualname = getattr(component, "__qualname__", type(component).__qualname__)
-        return f"{module}:{qualname}"

@@ -23,7 +23,7 @@ from authpairs.cases.examples import load_examples
 from authpairs.cli import app
 from authpairs.integrations.inspect_backend import InspectBackendConfig
 from authpairs.integrations.inspect_import import import_inspect_log
-from authpairs.integrations.inspect_task import cache_name, records_of
+from authpairs.integrations.inspect_task import cache_name, epoch_records
 from authpairs.integrations.inspect_tasks import cases
 from authpairs.report.reviewer_name import name_run
 from authpairs.review.interfaces import get_interface
@@ -172,7 +172,7 @@ def test_interface_options_travel_to_the_stored_configuration(log_dir: Path,
                  interface_options={"labels": "card"})
     log = run_inspect(task, log_dir, model=mock_model(lambda request: "no violation"))
     assert all(r.decision is not None and r.decision.value == "ALLOW"
-               for r in records_of([_score(s) for s in log.samples or []]))
+               for r in epoch_records([_score(s) for s in log.samples or []])[0])
     import_inspect_log(Path(log.location), "card", records_path)
     with RecordStore(records_path) as store:
         info = store.get_run("card")

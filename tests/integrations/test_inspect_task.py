@@ -22,7 +22,7 @@ from authpairs.integrations.inspect_task import (
     RECORD_KEY,
     authpairs_task,
     build_samples,
-    records_of,
+    epoch_records,
 )
 from authpairs.integrations.inspect_tasks import cases, language
 from authpairs.review.interfaces import get_interface, interface_names
@@ -132,8 +132,8 @@ def test_mockllm_metrics_equal_authpairs_scoring(tmp_path: Path, log_dir: Path,
                             enforce=enforce), log_dir)
     reference = authpairs_records(dataset, tmp_path, enforce)
     assert log.samples is not None
-    inspected = {r.case_id: r for r in records_of([
-        _sample_score(s) for s in log.samples])}
+    inspected = {r.case_id: r for r in epoch_records([
+        _sample_score(s) for s in log.samples])[0]}
     assert sorted(inspected) == sorted(r.case_id for r in reference)
     for expected in reference:
         # The same case runner made both: every field agrees but the run id, the timing and

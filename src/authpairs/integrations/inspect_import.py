@@ -126,12 +126,6 @@ def _effective_response_format(log: EvalLog) -> dict[str, Any] | None:
     return override if override is not None else response_format_of(log.plan.config)
 
 
-def _epochs(log: EvalLog) -> int:
-    epochs = log.eval.config.epochs
-    seen = max((s.epoch for s in log.samples or []), default=1)
-    return max(epochs or 1, seen)
-
-
 def epoch_answers(log: EvalLog, epoch: int) -> dict[str, ChatResponse]:
     """The recorded output per reviewer input SHA-256 in one epoch (errored samples left out)."""
     response_format = _effective_response_format(log)
@@ -281,7 +275,7 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
     interface = get_interface(spec.interface, spec.interface_options or None)
     response_format = _effective_response_format(log)
     cases = dataset.by_id()
-    epochs = _epochs(log)
+    epochs = max([log.eval.config.epochs or 1, *(s.epoch for s in log.samples or [])])
     found = {n: _Epoch(n) for n in range(1, epochs + 1)}
     for sample in log.samples or []:
         case = cases.get(str(sample.id))

@@ -191,11 +191,6 @@ def epoch_records(scores: list[SampleScore]) -> list[list[CaseRecord]]:
     return [[records[k] for records in per_sample] for k in range(epochs)]
 
 
-def records_of(scores: list[SampleScore]) -> list[CaseRecord]:
-    """The authpairs case records of the first epoch kept in the scores' metadata."""
-    return epoch_records(scores)[0]
-
-
 @score_reducer(name="authpairs_epochs")
 def authpairs_epochs() -> ScoreReducer:
     """Reduce a sample's epochs: the mean value, and every epoch's authpairs record kept (in

@@ -120,13 +120,8 @@ def nemo_content(text: str, reasoning: str | None) -> str:
 def rails_files(folder: Path) -> list[Path]:
     """The files of a rails folder that go into its content hash: every regular file below it,
     sorted, except hidden ones and ``__pycache__``."""
-    files = []
-    for path in sorted(folder.rglob("*")):
-        parts = path.relative_to(folder).parts
-        if any(p.startswith(".") or p == "__pycache__" for p in parts) or not path.is_file():
-            continue
-        files.append(path)
-    return files
+    return [path for path in sorted(folder.rglob("*")) if path.is_file() and not any(
+        p.startswith(".") or p == "__pycache__" for p in path.relative_to(folder).parts)]
 
 
 def rails_sha256(folder: str | Path) -> str:
