@@ -57,7 +57,7 @@ def test_inspect_against_the_embedded_server_then_import(log_dir: Path,
     finally:
         server.stop()
     assert log.samples is not None and len(log.samples) == 2
-    (result,) = import_inspect_log(Path(log.location), "local-inspect", records_path).runs
+    (result,) = import_inspect_log(Path(log.location), "local-inspect", records_path)
     assert result.imported == 2 and not result.errored
     with RecordStore(records_path) as store:
         records = store.case_records("local-inspect")

@@ -67,15 +67,23 @@ def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
         tmp_path: Path, examples: Dataset) -> None:
     command, env, total, db = scripted_run(tmp_path, examples, copies=COPIES, concurrency=2,
                                            delay_s=RUN_DELAY_S)
-    with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          start_new_session=True) as process:
+    out = tmp_path / "stdout.txt"
+    with out.open("wb") as stdout, subprocess.Popen(
+            command, env=env, stdout=stdout, stderr=subprocess.PIPE,
+            start_new_session=True) as process:
         deadline = time.monotonic() + 60
         while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         children = _children(process.pid)
+        at_signal = count_records(db), time.monotonic()
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-        assert process.wait(timeout=60) == 130
+        code = process.wait(timeout=60)
+        assert code == 130, (  # what the process said, should it ever end otherwise
+            f"exit {code} {time.monotonic() - at_signal[1]:.1f} s after SIGINT at "
+            f"{at_signal[0]} of {total} records, {count_records(db)} now; stdout: "
+            f"{out.read_text()!r}; stderr: "
+            f"{process.stderr.read().decode() if process.stderr else ''!r}")
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)
     stored = count_records(db)
     assert 10 <= stored < total
