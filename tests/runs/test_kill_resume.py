@@ -68,9 +68,12 @@ def test_ctrl_c_stores_what_finished_frees_the_claims_and_leaves_no_process(
     command, env, total, db = scripted_run(tmp_path, examples, copies=COPIES, concurrency=2,
                                            delay_s=RUN_DELAY_S)
     out = tmp_path / "stdout.txt"
+    # A job a non-interactive shell starts in the background (`cmd &`, as CI may run the tests)
+    # has SIGINT ignored, and its children inherit that: the run would never see the Ctrl-C.
+    # A terminal's foreground command has the default disposition; give the run that.
     with out.open("wb") as stdout, subprocess.Popen(
-            command, env=env, stdout=stdout, stderr=subprocess.PIPE,
-            start_new_session=True) as process:
+            command, env=env, stdout=stdout, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as process:
         deadline = time.monotonic() + 60
         while count_records(db) < 10 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
