@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def commands(variant: str, cases: Path, bodies: Path, url: str, tmp: Path, tag: 
 
 
 def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: float = 0.0,
-             variants: tuple[str, ...] = VARIANTS, against: Path | None = None
+             variants: Sequence[str] = VARIANTS, against: Path | None = None
              ) -> list[dict[str, object]]:
     """Wall time and peak RSS of every variant at every latency (``jitter``: see
     ``openai_stub.py --jitter``), ``repeat`` times; ``against`` is the source the variant
@@ -211,10 +212,10 @@ def summary(rows: list[dict[str, object]], mem: list[dict[str, object]],
     if mem:
         lines += ["", "| always-allow cases | variant | wall (s) | peak RSS (MiB) |",
                   "|---|---|---|---|"]
-        lines += [f"| {r['cases']:,} | {r.get('variant', 'authpairs run')} | "
+        lines += [f"| {r['cases']:,} | {r['variant']} | "
                   f"{float(r['wall_s']):.2f} | "  # type: ignore[arg-type]
                   f"{float(r['peak_rss_mib']):.0f} |" for r in mem]  # type: ignore[arg-type]
-        mine = [r for r in mem if r.get("variant", "authpairs run") == "authpairs run"]
+        mine = [r for r in mem if r["variant"] == "authpairs run"]
         first, last = mine[0], mine[-1]
         growth = float(last["peak_rss_mib"]) / float(first["peak_rss_mib"])  # type: ignore[arg-type]
         verdicts.append(f"* peak RSS at {last['cases']:,} cases is {growth:.2f}x the peak at "
@@ -246,8 +247,8 @@ def main() -> None:
     latencies = [float(x) for x in args.latencies.split(",") if x]
     sizes = [int(x) for x in args.memory.split(",") if x]
     compile_authpairs()
-    variants = tuple(v for v in (*VARIANTS[:2], AGAINST if args.against else "", VARIANTS[2])
-                     if v and not (v == VARIANTS[2] and args.no_inspect))
+    variants = [*VARIANTS[:2], *([AGAINST] if args.against else []),
+                *([] if args.no_inspect else VARIANTS[2:])]
     if args.against:
         compileall.compile_dir(args.against / "authpairs", quiet=1)
     load_before = os.getloadavg()
