@@ -333,7 +333,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                             hint="check the case id ('authpairs export RUN --out FILE' lists a "
                             "run's cases), or name its dataset with --dataset")
         chosen = get_interface(interface)
-        request = chosen.render(cases[case_id].public)
+        request = chosen.request(cases[case_id].public)
         for message in request.messages:
             _section(f"message: {message['role']}")
             _verbatim(message["content"])

@@ -122,7 +122,7 @@ def build_samples(dataset: Dataset, interface: ReviewInterface) -> list[Sample]:
     """One Inspect sample per case: the rendered public view and its input hash, nothing else."""
     samples = []
     for case in dataset:
-        request = interface.render(case.public)
+        request = interface.request(case.public)
         samples.append(Sample(id=case.case_id, input=to_inspect_messages(request),
                               metadata={"input_sha256": request.sha256()}))
     return samples

@@ -12,6 +12,8 @@ here lazily, so their optional libraries are imported only when one is used.
 
 Add an interface by subclassing :class:`ReviewInterface` and decorating it with
 :func:`register_interface`. An interface sees only :class:`~authpairs.cases.models.PublicCase`.
+A run asks it for :meth:`ReviewInterface.request`, which refuses a case that would turn into
+control tokens before it calls the interface's :meth:`~ReviewInterface.render`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class ReviewInterface:
     constrained: ClassVar[bool] = False
     output_contract: ClassVar[str] = "one JSON object with a decision"
     """One line: what output the strict parser accepts (shown by ``authpairs guardrails``)."""
+    sends_text: bool = True
+    """Whether the prompt reaches the server as text that it tokenises again (chat messages it
+    puts through the model's chat template, or a raw prompt); False for token ids."""
 
     def finish(self, response: ChatResponse) -> ChatResponse:
         """Post-process a backend response before it is recorded (default: unchanged).
@@ -94,12 +99,19 @@ class ReviewInterface:
         itself). Never used to run: a run is only resumed under its own rendering."""
         return self
 
+    def request(self, case: PublicCase) -> ChatRequest:
+        """What a run sends for ``case``: :meth:`render`, after refusing (once) a case whose
+        public text spells a control token when the prompt goes as text
+        (:func:`~authpairs.review.control_tokens.refuse_control_tokens`). Subclasses override
+        :meth:`render`, never this."""
+        if self.sends_text:
+            refuse_control_tokens(self.name, case)
+        return self.render(case)
+
     def render(self, case: PublicCase) -> ChatRequest:
-        """Render the exact reviewer input for ``case``: chat messages, which the server puts
-        through the model's chat template and tokenises, so a case whose public text spells a
-        control token is refused
-        (:func:`~authpairs.review.control_tokens.refuse_control_tokens`)."""
-        refuse_control_tokens(self.name, case)
+        """The exact reviewer input for ``case``, whatever its text spells (an audit renders
+        recorded cases again with it): chat messages, which the server puts through the
+        model's chat template and tokenises."""
         context = case.model_dump(mode="json")
         messages = [
             {"role": "system", "content": render(self.system_template)},

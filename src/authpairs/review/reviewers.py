@@ -55,8 +55,8 @@ class ModelReviewer:
         self.sampling = sampling
 
     def render(self, case: PublicCase) -> ChatRequest:
-        """Render through the interface."""
-        return self.interface.render(case)
+        """The interface's request for ``case`` (refused when it would spell control tokens)."""
+        return self.interface.request(case)
 
     async def preflight(self) -> None:
         """Check the backend's endpoints before a run (when it has any to check), then let the

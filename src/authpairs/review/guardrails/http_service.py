@@ -112,7 +112,7 @@ class HttpGuardrailReviewer:
     def render(self, case: PublicCase) -> ChatRequest:
         """The public case, or the configured interface's prompt for it."""
         if self.interface is not None:
-            return self.interface.render(case)
+            return self.interface.request(case)
         return case_request(f"guardrail-http:{self.options.url}", case)
 
     def _body(self, request: ChatRequest) -> Any:

@@ -12,7 +12,6 @@ from authpairs.backends.base import ChatResponse
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.models import PublicCase
 from authpairs.errors import ReviewerError
-from authpairs.review.control_tokens import refuse_control_tokens
 from authpairs.review.guardrails.settings import settings_record
 from authpairs.review.interfaces import ReviewInterface
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
@@ -52,10 +51,9 @@ class NativeInterface(ReviewInterface):
     is ``too_large`` before :meth:`parse_text` (or any library) sees it. Anything
     :meth:`parse_text` raises, a library's ``BaseException`` included, is ``parser_error``.
 
-    ``sends_text`` (True unless the interface sends token ids): the prompt goes to the server as
-    text that it tokenises again, so :meth:`text` refuses a case whose public text spells a
-    control token (:func:`~authpairs.review.control_tokens.refuse_control_tokens`).
-    An interface whose answer structure must be read from token ids overrides
+    An interface that sends token ids sets ``sends_text`` False (:meth:`send_prompt_as`), so
+    :meth:`~authpairs.review.interfaces.ReviewInterface.request` sends its cases unrefused. An
+    interface whose answer structure must be read from token ids overrides
     :meth:`parse_response`.
     """
 
@@ -63,7 +61,6 @@ class NativeInterface(ReviewInterface):
     answer_schema: ClassVar[dict[str, Any]] = {}
     length_ok: ClassVar[bool] = False
     max_chars: ClassVar[int] = MAX_RESPONSE_CHARS
-    sends_text: bool = True
     think_first: ClassVar[bool] = False
     """Whether an answer may open with a ``<think>`` block (:meth:`finish` keeps it as the
     reasoning)."""
@@ -104,10 +101,7 @@ class NativeInterface(ReviewInterface):
         return settings_record(self.settings_key(), sampling.model_dump())
 
     def text(self, template: str, case: PublicCase, **extra: Any) -> str:
-        """Render one of this interface's templates for ``case`` (refused, when the prompt is
-        sent as text, if the case's public text spells a control token)."""
-        if self.sends_text:
-            refuse_control_tokens(self.name, case)
+        """Render one of this interface's templates for ``case``."""
         return render(template, **case.model_dump(mode="json"), **extra)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
