@@ -66,7 +66,7 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
     ``diffs[c]`` is the net change (gained - lost) inside cluster ``c`` and ``sizes[c]`` the
     number of matched units (e.g. lawful contexts) in it; a draw picks as many clusters as there
     are, with replacement, and computes ``100 * sum(diffs) / sum(sizes)`` over the draw. All the
-    units of a cluster travel together. Vectorized: one ``(draws, clusters)`` index matrix.
+    units of a cluster travel together.
     """
     d = np.asarray(diffs, dtype=np.float64)
     n = np.asarray(sizes, dtype=np.float64)
@@ -78,17 +78,12 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
         raise ValueError("level must lie strictly between 0 and 1")
     if np.any(n <= 0):
         raise ValueError("every cluster must hold at least one unit")
-    k = d.size
-    total = float(n.sum())
-    estimate = 100.0 * float(d.sum()) / total if total else 0.0
-    if k == 0 or total == 0:
-        return BootstrapResult(estimate, estimate, estimate, draws, seed, level, k, int(total))
-    counts = _draw_counts(seed, draws, k)
-    num, den = (counts @ np.stack([d, n], axis=1)).T
-    stats = 100.0 * num / den  # every cluster holds at least one unit, so den > 0
-    alpha = (1.0 - level) / 2.0
-    low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
-    return BootstrapResult(estimate, float(low), float(high), draws, seed, level, k, int(total))
+    if d.size == 0:
+        return BootstrapResult(0.0, 0.0, 0.0, draws, seed, level, 0, 0)
+    # one rate (net change over units) of :func:`cluster_bootstrap_ratios`, whose draws it shares
+    estimate, low, high = cluster_bootstrap_ratios(d, n, draws=draws, seed=seed, level=level)
+    return BootstrapResult(float(estimate[0]), float(low[0]), float(high[0]), draws, seed, level,
+                           d.size, int(n.sum()))
 
 
 @functools.lru_cache(maxsize=8)
