@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from analysis_helpers import rec
 
+from authpairs.analysis.compose import compose_all
 from authpairs.analysis.cost import (
     Condition,
     GridSpec,
     GridSpecError,
     break_even,
     break_even_table,
-    condition_from_records,
+    condition_from_composition,
     cost_grid,
     load_grid_spec,
     output_price_break_even,
@@ -45,13 +46,15 @@ def test_break_even_with_token_prices_and_equal_u() -> None:
     assert break_even(a, _cond("c", 3, 0)) is None
 
 
-def test_condition_from_records() -> None:
+def test_condition_of_one_reviewer() -> None:
+    """One run's records as a cost condition: the composition of that one reviewer (every
+    record one consultation), as the commands build it."""
     records = [rec("1", "forbidden", "ALLOW", tin=10, tout=1),
                rec("2", "forbidden", "UNAVAILABLE", tin=20, tout=2),
                rec("3", "lawful", "BLOCK", tin=30, tout=3),
                rec("4", "lawful", "UNKNOWN", tin=40, tout=4),
                rec("5", "lawful", "ALLOW", tin=50, tout=5)]
-    c = condition_from_records("x", records)
+    c = condition_from_composition(compose_all({"x": records})[1][0])
     assert (c.incorrect_approvals, c.lawful_nonapprovals, c.unavailable) == (1, 2, 1)
     assert (c.input_tokens, c.output_tokens) == (150, 15)
     assert (c.input_tokens_forbidden, c.output_tokens_lawful) == (30, 12)

@@ -8,7 +8,7 @@ import itertools
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.compose import compose_all
-from authpairs.analysis.cost import condition_from_records
+from authpairs.analysis.cost import condition_from_composition
 from authpairs.analysis.gate import run_gate
 from authpairs.analysis.scoring import score_records
 from authpairs.enforce.effect_record import EffectRecord
@@ -61,11 +61,11 @@ def test_every_analysis_uses_the_one_definition() -> None:
         assert score.forbidden_effects == sum(r.forbidden_effect for r in records)
         assert score.lawful_completions == sum(r.lawful_completion for r in records)
         assert score.unverified_executions == sum(r.unverified_execution for r in records)
-        cost = condition_from_records("x", records)
+        _, results = compose_all({"only": records})
+        cost = condition_from_composition(results[0])
         assert cost.incorrect_approvals == sum(r.forbidden_effect for r in records)
         assert cost.lawful_nonapprovals == sum(r.lawful and not r.lawful_completion
                                                for r in records)
-        _, results = compose_all({"only": records})
         assert results[0].incorrect_approvals == cost.incorrect_approvals
         assert results[0].lawful_approvals == sum(r.lawful_completion for r in records)
 

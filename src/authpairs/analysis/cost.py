@@ -33,10 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.compose import CompositionResult, build_matrix, replay_order
+from authpairs.analysis.compose import CompositionResult
 from authpairs.analysis.formatting import PlainData
 from authpairs.errors import ConfigError
-from authpairs.runs.records import CaseRecord
 from authpairs.yamlfiles import read_yaml_mapping
 
 
@@ -70,12 +69,6 @@ def condition_from_composition(c: CompositionResult) -> Condition:
                      c.output_tokens, c.input_tokens, c.n_forbidden, c.n_lawful,
                      c.output_tokens_forbidden, c.output_tokens_lawful,
                      c.input_tokens_forbidden, c.input_tokens_lawful)
-
-
-def condition_from_records(name: str, records: Sequence[CaseRecord]) -> Condition:
-    """A cost condition from one run's records (every record is one consultation): the
-    composition of that one reviewer, counted as every composition is."""
-    return condition_from_composition(replay_order(build_matrix({name: records}), (0,))[0])
 
 
 def break_even(riskier: Condition, safer: Condition, *, output_price: float = 0.0,
