@@ -180,9 +180,9 @@ def _figure(width: float, height: float) -> Figure:
 
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
             xlabel: str, ylabel: str, cbar_label: str, vmin: float, vmax: float,
-            text: Sequence[Sequence[str]] | None = None, marked: np.ndarray | None = None,
-            cmap: str = "Greys", reverse_text: bool = False) -> Figure:
-    """A grey-ramp heatmap; NaN cells and ``marked`` cells are hatched (and labelled so).
+            text: Sequence[Sequence[str]] | None = None, cmap: str = "Greys",
+            reverse_text: bool = False) -> Figure:
+    """A grey-ramp heatmap; NaN cells are hatched.
 
     ``text`` holds one printed label per cell (omitted above :data:`MAX_ANNOTATED_CELLS`
     cells, or when the labelled cells would not fit :data:`MAX_WIDTH_IN`; the CSV and the
@@ -218,8 +218,7 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
                               linewidth=0)
         ax.set_xlim(-0.5, ncols - 0.5)
         ax.set_ylim(nrows - 0.5, -0.5)
-        hatch_mask = np.isnan(values) if marked is None else (np.isnan(values) | marked)
-        for i, j in zip(*np.nonzero(hatch_mask), strict=True):
+        for i, j in zip(*np.nonzero(np.isnan(values)), strict=True):
             ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
                                                hatch="xx", edgecolor="0.35", linewidth=0))
         ax.set_xticks(range(ncols), labels=list(cols), rotation=45 if rotate else 0,
