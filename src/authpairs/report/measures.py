@@ -12,16 +12,12 @@ import numpy as np
 
 from authpairs.analysis.groups import correct, native_group_measures, quartet_measures
 from authpairs.analysis.outcomes import DECISIONS, group_key, outcome_of
-from authpairs.analysis.scoring import Score, score_by, score_records
+from authpairs.analysis.scoring import score_by, score_records
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_ratios
 from authpairs.report.runset import ReportRun
 from authpairs.runs.records import CaseRecord
 
 _VERSION_KEYS = ("authpairs", "python")
-
-
-def _reasons(score: Score) -> str:
-    return "; ".join(f"{k}={v}" for k, v in score.unavailable_by_reason.items())
 
 
 def run_row(run: ReportRun) -> dict[str, Any]:
@@ -36,7 +32,8 @@ def run_row(run: ReportRun) -> dict[str, Any]:
                                else round(100.0 * s.usable_correctness, 2)),
         "incorrect_approvals": s.incorrect_approvals, "false_denials": s.false_denials,
         "abstentions": s.abstentions, "unavailable": s.unavailable,
-        "unavailable_by_reason": _reasons(s)}
+        "unavailable_by_reason": "; ".join(f"{k}={v}"
+                                           for k, v in s.unavailable_by_reason.items())}
     if s.enforced:
         row.update({"enforced": s.enforced, "forbidden_effects": s.forbidden_effects,
                     "lawful_completions": s.lawful_completions,
