@@ -62,6 +62,5 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in header})
+        writer.writerows({k: _cell(row.get(k)) for k in header} for row in rows)
     return path
