@@ -85,10 +85,6 @@ class _Texts:
         return self.ref(json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False))
 
 
-def _formal(attempts: Sequence[AttemptRecord]) -> AttemptRecord | None:
-    return next((a for a in reversed(attempts) if a.kind == "formal"), None)
-
-
 class _Columns:
     """The per-record columns of the browser data, filled one record at a time."""
 
@@ -125,7 +121,7 @@ class _Columns:
             attempts: Sequence[AttemptRecord]) -> None:
         """Append one record (its run's index, its case's index, its attempts)."""
         ref, json_ref = self.texts.ref, self.texts.json_ref
-        formal = _formal(attempts)
+        formal = next((a for a in reversed(attempts) if a.kind == "formal"), None)  # the last one
         effect = record.effect
         errors = [a.error for a in attempts if a.kind != "formal" and a.error]
         enforced = effect if record.enforced else None  # a decision-only record: no flags
@@ -163,13 +159,11 @@ def case_data(runs: Sequence[ReportRun],
     columns = _Columns(texts)
     case_ids = sorted({r.case_id for run in runs for r in run.records})
     case_index = {cid: i for i, cid in enumerate(case_ids)}
-    by_case: dict[str, list[tuple[int, CaseRecord]]] = {}
-    for k, run in enumerate(runs):
-        for record in run.records:
-            by_case.setdefault(record.case_id, []).append((k, record))
-    for cid in case_ids:
-        for k, record in by_case[cid]:
-            columns.add(k, case_index[cid], record, runs[k].attempts.get(cid, ()))
+    # case-major: a case's records lie together, in run order (the sort is stable)
+    for k, record in sorted(((k, r) for k, run in enumerate(runs) for r in run.records),
+                            key=lambda item: item[1].case_id):
+        cid = record.case_id
+        columns.add(k, case_index[cid], record, runs[k].attempts.get(cid, ()))
     position = {run.name: k for k, run in enumerate(runs)}
     pair_rows = []
     for before, after in pairs:
