@@ -244,12 +244,6 @@ def analyze_family(plan: StudyPlan, cells: Sequence[StudyCell],
 Executor = Callable[[RunConfig], str]
 
 
-def _default_executor(progress: bool) -> Executor:
-    from authpairs.runs.api import execute_run  # the lead's run API (imported lazily)
-
-    return functools.partial(execute_run, progress=progress)
-
-
 def run_study(plan: StudyPlan, *, execute: bool = True, progress: bool = True,
               executor: Executor | None = None, origin: str = "<plan>",
               on_cell: Callable[[StudyCell, str], None] | None = None) -> StudyResult:
@@ -260,7 +254,11 @@ def run_study(plan: StudyPlan, *, execute: bool = True, progress: bool = True,
     from authpairs.analysis.runref import RunRef, load_records
 
     cells = expand_plan(plan, origin=origin)
-    run = executor or (_default_executor(progress) if execute else None)
+    run = executor
+    if run is None and execute:
+        from authpairs.runs.api import execute_run  # the run API, loaded only to run
+
+        run = functools.partial(execute_run, progress=progress)
     records: dict[str, list[CaseRecord]] = {}
     for cell in cells:
         run_id = cell.run_id
