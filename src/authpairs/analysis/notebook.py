@@ -138,12 +138,11 @@ def text_tables(views: Iterable[TableView], limit: int = MAX_TEXT_ROWS,
     """The views as the terminal prints them (at most ``limit`` rows each), as plain text."""
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=width, color_system=None)
+    text = io.StringIO()
+    console = Console(file=text, width=width, color_system=None)
     for view in views:
         console.print(view.head(limit), crop=False)
-    text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert isinstance(text, str)
-    return text.rstrip("\n")
+    return text.getvalue().rstrip("\n")
 
 
 def two_line_header(title: str) -> str:
