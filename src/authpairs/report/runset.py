@@ -109,14 +109,12 @@ def load_report_runs(addresses: Iterable[str], default_records: str | Path = DEF
     opened read-only, never created or changed by reading it.
     """
     runs: list[ReportRun] = []
-    seen: set[tuple[Path, str]] = set()
     stores: dict[Path, RecordStore] = {}
     try:
         for address in addresses:
             ref = parse_run_ref(address, default_records)
-            if (ref.path, ref.run_id) in seen:
+            if any(run.ref == ref for run in runs):  # named twice: loaded once
                 continue
-            seen.add((ref.path, ref.run_id))
             if ref.path not in stores:
                 stores[ref.path] = open_store(ref)
             store = stores[ref.path]
