@@ -55,22 +55,21 @@ class CaseRunner:
     """Reviews one case at a time through one reviewer (see the module docstring).
 
     ``deadline_s`` is how long an attempt may go without progress (None: no deadline; see
-    :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many
-    infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
-    about each retry. Failures are logged through :class:`~authpairs.runs.retry.FailureLog`
+    :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many infrastructure failures
+    are retried after the first; ``on_retry(case_id, cause)``, once set, is told about each
+    retry. Failures are logged through :class:`~authpairs.runs.retry.FailureLog`
     (``failures``): the first of each cause, then counts; an endpoint that fails every request
     stops the run through its circuit breaker (:mod:`authpairs.backends.breaker`), which raises
     instead of a transport error.
     """
 
     def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
-                 deadline_s: float | None = None, infra_retries: int = 3,
-                 on_retry: Callable[[str, str], None] | None = None) -> None:
+                 deadline_s: float | None = None, infra_retries: int = 3) -> None:
         self.reviewer = reviewer
         self.enforcer = enforcer
         self.deadline_s = deadline_s
         self.retry = RetryPolicy(infra_retries)
-        self.on_retry = on_retry
+        self.on_retry: Callable[[str, str], None] | None = None
         self.failures = FailureLog(log)
 
     async def review(self, case: Case, request: ChatRequest | None = None) -> Review:
