@@ -83,11 +83,12 @@ class CaseRunner:
                 response = await self._ask(review.request)
             except TransportError as exc:
                 review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
-                if self.retry.retried(number):
-                    await self._wait_to_retry(case, number, exc)
-                else:
-                    self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc),
-                                         None)
+                delay = self.retry_delay(number, exc) if self.retry.retried(number) else None
+                self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc), delay)
+                if delay is not None:
+                    if self.on_retry is not None:
+                        self.on_retry(case.case_id, short_cause(str(exc)))
+                    await asyncio.sleep(delay)
                 continue
             review.attempts.append(Attempt(number, time.perf_counter() - started))
             return await self.conclude(case, review, response)
@@ -115,10 +116,3 @@ class CaseRunner:
     def retry_delay(self, number: int, exc: TransportError) -> float:
         """Seconds to wait after failed attempt ``number`` (:meth:`RetryPolicy.delay`)."""
         return self.retry.delay(number, exc.retry_after)
-
-    async def _wait_to_retry(self, case: Case, number: int, exc: TransportError) -> None:
-        delay = self.retry_delay(number, exc)
-        self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc), delay)
-        if self.on_retry is not None:
-            self.on_retry(case.case_id, short_cause(str(exc)))
-        await asyncio.sleep(delay)
