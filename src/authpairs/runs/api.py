@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.backends.base import preflight
-from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.case_file import CaseFile
 from authpairs.cases.dataset import CaseSource, Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
@@ -24,7 +23,7 @@ from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
-from authpairs.runs.config import RunConfig
+from authpairs.runs.config import RunConfig, session_sha256
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
 from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import RunInfo
@@ -104,7 +103,7 @@ def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSo
     sha256 = config.sha256()
     if agent is not None:
         stored["agent"] = agent
-        sha256 = sha256_hex({"agent": agent, "identity": config.identity()})
+        sha256 = session_sha256(agent, config)
     return RunInfo(
         run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config=stored, config_sha256=sha256, manifest=manifest.to_dict(),

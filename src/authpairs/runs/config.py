@@ -184,6 +184,12 @@ class RunConfig(BaseModel):
         return self.run_id or f"run-{self.sha256()[:12]}"
 
 
+def session_sha256(agent: dict[str, Any] | None, config: RunConfig) -> str:
+    """The configuration hash of an agent session's run (``authpairs mcp serve``, ``authpairs
+    run --agent``): its header's ``agent`` section with the configuration's identity."""
+    return sha256_hex({"agent": agent, "identity": config.identity()})
+
+
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Load a YAML run configuration, then apply dotted-key ``overrides``
     (e.g. ``{"reviewer.interface": "direct"}``)."""
