@@ -81,15 +81,14 @@ def check_effect(case: Case, origin: str) -> None:
         raise DatasetError(origin, str(exc), record=case.case_id, field=field) from None
 
 
-def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
-                  keep: bool = False) -> Enforcer:
+def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None) -> Enforcer:
     """The enforcement point of a run or serve session: a :class:`LocalEnforcer` with a fresh
     sandbox, or a :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
     from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 
     if config is not None and not config.enforce:
         return DecisionOnlyEnforcer()
-    return LocalEnforcer(parent, keep=keep)
+    return LocalEnforcer(parent)
 
 
 def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSource,
