@@ -262,13 +262,12 @@ def _served_cases(report: AuditReport, info: RunInfo, config: RunConfig,
     agent = info.config.get("agent") or {}
     wanted = [str(c) for c in agent.get("cases") or info.expected_case_ids]
     try:
-        if dataset is None and load_dataset is None:
+        if dataset is None and load_dataset is not None:
+            dataset = load_dataset(config)
+        elif dataset is None:
             from authpairs.agent.serve import select_cases
 
             return select_cases(config, wanted)
-        if dataset is None:
-            assert load_dataset is not None
-            dataset = load_dataset(config)
     except AuthpairsError as exc:
         report.skipped.append(f"dataset checks (proposals, input hashes, labels, manifest, "
                               f"effects): dataset '{config.dataset}' not available: {exc}")
