@@ -313,10 +313,9 @@ def _check_call(report: AuditReport, case: Case, call: AgentCall, reviewer: Revi
                 else Proposal.OTHER_OPERATION)
     report.count("proposals re-classified")
     if call.proposal is not proposal:
+        which = "own" if proposal is Proposal.CASE_OPERATION else "other"
         report.add(_name(call), "agent-proposal", f"recorded as {call.proposal.value}, but "
-                   f"{call.tool} with these arguments is the case's "
-                   f"{'own operation' if proposal is Proposal.CASE_OPERATION else 'other'}"
-                   f"{'' if proposal is Proposal.CASE_OPERATION else ' operation'} "
+                   f"{call.tool} with these arguments is the case's {which} operation "
                    f"({proposal.value})")
     if call.status is None and call.input_sha256 is None:
         return  # invalid, or the reviewer could not be asked: nothing was rendered
