@@ -45,7 +45,6 @@ from pydantic import BaseModel
 
 from authpairs.agent.tools import proposed_descriptor, same_operation
 from authpairs.agent.trajectory import Trajectory
-from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
 from authpairs.errors import AuthpairsError
@@ -53,7 +52,7 @@ from authpairs.review.reviewers import Reviewer
 from authpairs.runs import audit as run_audit
 from authpairs.runs.audit import AuditReport, outcome_difference, recheck_effect, reparse
 from authpairs.runs.chain import text_sha256
-from authpairs.runs.config import RunConfig
+from authpairs.runs.config import RunConfig, session_sha256
 from authpairs.runs.records import (
     AgentCall,
     AttemptRecord,
@@ -80,12 +79,6 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
                                allow_incomplete=allow_incomplete)
 
 
-def agent_config_sha256(info: RunInfo, config: RunConfig) -> str:
-    """The configuration hash an agent session records: its ``agent`` section and the
-    configuration's identity (:func:`authpairs.agent.serve.run_info`)."""
-    return sha256_hex({"agent": info.config.get("agent"), "identity": config.identity()})
-
-
 def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None,
                     load_dataset: Callable[[RunConfig], Dataset] | None = None,
                     allow_incomplete: bool = False) -> AuditReport:
@@ -100,7 +93,7 @@ def audit_agent_run(store: RecordStore, run_id: str, *, dataset: Dataset | None 
     if info is None:
         return report
     config = run_audit.stored_config(
-        report, info, config_sha256=partial(agent_config_sha256, info),
+        report, info, config_sha256=partial(session_sha256, info.config.get("agent")),
         mismatch="stored configuration and agent section do not hash to the recorded "
                  "config_sha256")
     if config is None:
@@ -269,13 +262,12 @@ def _served_cases(report: AuditReport, info: RunInfo, config: RunConfig,
     agent = info.config.get("agent") or {}
     wanted = [str(c) for c in agent.get("cases") or info.expected_case_ids]
     try:
-        if dataset is None and load_dataset is None:
+        if dataset is None and load_dataset is not None:
+            dataset = load_dataset(config)
+        elif dataset is None:
             from authpairs.agent.serve import select_cases
 
             return select_cases(config, wanted)
-        if dataset is None:
-            assert load_dataset is not None
-            dataset = load_dataset(config)
     except AuthpairsError as exc:
         report.skipped.append(f"dataset checks (proposals, input hashes, labels, manifest, "
                               f"effects): dataset '{config.dataset}' not available: {exc}")
@@ -321,10 +313,9 @@ def _check_call(report: AuditReport, case: Case, call: AgentCall, reviewer: Revi
                 else Proposal.OTHER_OPERATION)
     report.count("proposals re-classified")
     if call.proposal is not proposal:
+        which = "own" if proposal is Proposal.CASE_OPERATION else "other"
         report.add(_name(call), "agent-proposal", f"recorded as {call.proposal.value}, but "
-                   f"{call.tool} with these arguments is the case's "
-                   f"{'own operation' if proposal is Proposal.CASE_OPERATION else 'other'}"
-                   f"{'' if proposal is Proposal.CASE_OPERATION else ' operation'} "
+                   f"{call.tool} with these arguments is the case's {which} operation "
                    f"({proposal.value})")
     if call.status is None and call.input_sha256 is None:
         return  # invalid, or the reviewer could not be asked: nothing was rendered
@@ -360,7 +351,6 @@ def _check_trajectories(report: AuditReport, store: RecordStore, run_id: str,
 
 
 __all__ = [
-    "agent_config_sha256",
     "audit_agent_run",
     "audit_run",
     "reviewed",

@@ -150,17 +150,16 @@ async def _serve_stdio(agent: AgentSession, ready: Callable[[], None]) -> None:
 
     server = build_server(agent)
     task = asyncio.current_task()
+    assert task is not None  # a coroutine asyncio runs is always in a task
     loop = asyncio.get_running_loop()
-    handled = sys.platform != "win32" and task is not None
+    handled = sys.platform != "win32"
     if handled:
-        assert task is not None
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     ready()
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
     except asyncio.CancelledError:
-        assert task is not None
         task.uncancel()  # the signal ends the session; closing it still has work to do
         log.info("stdio session stopped by a signal")
     finally:

@@ -141,7 +141,7 @@ def build_server(agent: AgentSession) -> Server[Any]:
         by_uri = {case_uri(case_id): case_id for case_id in case_ids}
         if uri not in by_uri:
             raise ValueError(f"no such resource: {uri}")
-        case = agent.case(by_uri[uri])
+        case = agent.cases[by_uri[uri]]
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type="application/json", text=material_json(case.public))])
 
@@ -158,7 +158,7 @@ def build_server(agent: AgentSession) -> Server[Any]:
         nonlocal prompted
         if params.name not in agent.cases:
             raise ValueError(f"no such prompt: {params.name}")
-        case = agent.case(params.name)
+        case = agent.cases[params.name]
         prompted = params.name
         return types.GetPromptResult(
             description=f"The task of case {params.name}",

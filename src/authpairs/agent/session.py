@@ -47,10 +47,6 @@ from authpairs.runs.store import RecordStore
 log = logging.getLogger("authpairs.agent")
 
 
-class UnknownCaseError(KeyError):
-    """A tool call or read names a case this session does not serve."""
-
-
 @dataclass
 class _CaseState:
     """What the session holds for one case: call and attempt counters, reviewed records."""
@@ -80,18 +76,12 @@ class AgentSession:
         #: runner stops after the case in progress.
         self.stopped: EndpointDownError | None = None
 
-    def case(self, case_id: str) -> Case:
-        """The case ``case_id``; :class:`UnknownCaseError` when it is not served."""
-        try:
-            return self.cases[case_id]
-        except KeyError:
-            raise UnknownCaseError(case_id) from None
-
     async def call(self, case_id: str, tool: str, arguments: dict[str, Any] | None,
                    selected_by: str = "") -> AgentCall:
         """Handle one tool call for ``case_id``: review the proposed operation in the case's
-        context, enforce the dispatch, record the call and its attempts; return the record."""
-        case = self.case(case_id)
+        context, enforce the dispatch, record the call and its attempts; return the record (a
+        KeyError when the session does not serve ``case_id``)."""
+        case = self.cases[case_id]
         if self._closed:
             raise RuntimeError("the agent session is closed")
         async with self._lock:

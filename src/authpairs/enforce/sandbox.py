@@ -18,7 +18,8 @@ from pathlib import Path
 from authpairs.cases.effect_params import EffectParams
 from authpairs.enforce import layout
 from authpairs.enforce.httpserver import LocalHTTPServer
-from authpairs.enforce.seeding import seed_for, seed_global
+from authpairs.enforce.implementations import implementation
+from authpairs.enforce.seeding import seed_global
 from authpairs.processes import pid_alive
 
 
@@ -175,5 +176,7 @@ class Sandbox:
         return scope
 
     def seed(self, effect_type: str, params: EffectParams, scope: str) -> None:
-        """Create the resources a descriptor names, with deterministic initial state."""
-        seed_for(self.db, self.root, effect_type, params, scope)
+        """Create the resources ``params`` names in ``scope`` with their deterministic initial
+        state, using the seeder registered for ``effect_type``."""
+        implementation(effect_type).load_seeder()(self.db, self.root, params, scope)
+        self.db.commit()

@@ -21,7 +21,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from authpairs.cases import effect_params as d
 from authpairs.enforce import layout
-from authpairs.enforce.implementations import implementation
 from authpairs.enforce.safepath import exists, open_dir, write_file
 
 
@@ -107,14 +106,6 @@ def seed_built_in(db: sqlite3.Connection, root: Path, p: d.EffectParams, scope: 
             _mkdir(root, (*layout.DOWNLOADS, scope, p.recipient))
         case _:
             raise TypeError(f"{type(p).__name__} is not a built-in effect's parameter model")
-
-
-def seed_for(db: sqlite3.Connection, root: Path, effect_type: str, params: d.EffectParams,
-             scope: str) -> None:
-    """Create the resources ``params`` names in ``scope`` with their deterministic initial state,
-    using the seeder registered for ``effect_type``."""
-    implementation(effect_type).load_seeder()(db, root, params, scope)
-    db.commit()
 
 
 def seed_global(db: sqlite3.Connection, root: Path) -> None:

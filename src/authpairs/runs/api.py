@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.backends.base import preflight
-from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.case_file import CaseFile
 from authpairs.cases.dataset import CaseSource, Dataset, DatasetError
 from authpairs.cases.effect_params import DescriptorError
@@ -24,7 +23,7 @@ from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
 from authpairs.errors import ConfigError
 from authpairs.review.reviewers import Reviewer
-from authpairs.runs.config import RunConfig
+from authpairs.runs.config import RunConfig, session_sha256
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
 from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import RunInfo
@@ -82,15 +81,14 @@ def check_effect(case: Case, origin: str) -> None:
         raise DatasetError(origin, str(exc), record=case.case_id, field=field) from None
 
 
-def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None,
-                  keep: bool = False) -> Enforcer:
+def make_enforcer(config: RunConfig | None = None, *, parent: Path | None = None) -> Enforcer:
     """The enforcement point of a run or serve session: a :class:`LocalEnforcer` with a fresh
     sandbox, or a :class:`DecisionOnlyEnforcer` when ``config.enforce`` is False."""
     from authpairs.enforce.enforcer import DecisionOnlyEnforcer, LocalEnforcer
 
     if config is not None and not config.enforce:
         return DecisionOnlyEnforcer()
-    return LocalEnforcer(parent, keep=keep)
+    return LocalEnforcer(parent)
 
 
 def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSource,
@@ -104,7 +102,7 @@ def run_header(run_id: str, config: RunConfig, reviewer: Reviewer, cases: CaseSo
     sha256 = config.sha256()
     if agent is not None:
         stored["agent"] = agent
-        sha256 = sha256_hex({"agent": agent, "identity": config.identity()})
+        sha256 = session_sha256(agent, config)
     return RunInfo(
         run_id=run_id, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         config=stored, config_sha256=sha256, manifest=manifest.to_dict(),

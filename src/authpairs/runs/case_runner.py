@@ -55,22 +55,21 @@ class CaseRunner:
     """Reviews one case at a time through one reviewer (see the module docstring).
 
     ``deadline_s`` is how long an attempt may go without progress (None: no deadline; see
-    :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many
-    infrastructure failures are retried after the first; ``on_retry(case_id, cause)`` is told
-    about each retry. Failures are logged through :class:`~authpairs.runs.retry.FailureLog`
+    :mod:`authpairs.backends.liveness`); ``infra_retries`` is how many infrastructure failures
+    are retried after the first; ``on_retry(case_id, cause)``, once set, is told about each
+    retry. Failures are logged through :class:`~authpairs.runs.retry.FailureLog`
     (``failures``): the first of each cause, then counts; an endpoint that fails every request
     stops the run through its circuit breaker (:mod:`authpairs.backends.breaker`), which raises
     instead of a transport error.
     """
 
     def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
-                 deadline_s: float | None = None, infra_retries: int = 3,
-                 on_retry: Callable[[str, str], None] | None = None) -> None:
+                 deadline_s: float | None = None, infra_retries: int = 3) -> None:
         self.reviewer = reviewer
         self.enforcer = enforcer
         self.deadline_s = deadline_s
         self.retry = RetryPolicy(infra_retries)
-        self.on_retry = on_retry
+        self.on_retry: Callable[[str, str], None] | None = None
         self.failures = FailureLog(log)
 
     async def review(self, case: Case, request: ChatRequest | None = None) -> Review:
@@ -84,11 +83,12 @@ class CaseRunner:
                 response = await self._ask(review.request)
             except TransportError as exc:
                 review.attempts.append(Attempt(number, time.perf_counter() - started, str(exc)))
-                if self.retry.retried(number):
-                    await self._wait_to_retry(case, number, exc)
-                else:
-                    self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc),
-                                         None)
+                delay = self.retry_delay(number, exc) if self.retry.retried(number) else None
+                self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc), delay)
+                if delay is not None:
+                    if self.on_retry is not None:
+                        self.on_retry(case.case_id, short_cause(str(exc)))
+                    await asyncio.sleep(delay)
                 continue
             review.attempts.append(Attempt(number, time.perf_counter() - started))
             return await self.conclude(case, review, response)
@@ -116,10 +116,3 @@ class CaseRunner:
     def retry_delay(self, number: int, exc: TransportError) -> float:
         """Seconds to wait after failed attempt ``number`` (:meth:`RetryPolicy.delay`)."""
         return self.retry.delay(number, exc.retry_after)
-
-    async def _wait_to_retry(self, case: Case, number: int, exc: TransportError) -> None:
-        delay = self.retry_delay(number, exc)
-        self.failures.failed(f"case {case.case_id}: attempt {number}", str(exc), delay)
-        if self.on_retry is not None:
-            self.on_retry(case.case_id, short_cause(str(exc)))
-        await asyncio.sleep(delay)

@@ -145,23 +145,20 @@ class RunConfig(BaseModel):
         """What can change results: dataset, reviewer, interface, sampling, enforcement.
 
         Not where records go, not the run id, not how many requests are in flight or how often
-        transport failures are retried, and not which URL spelling reaches the server.
+        transport failures are retried, and not which URL spelling reaches the server. Optional
+        fields left unset are left out (as in :meth:`recorded`): earlier runs keep their identity.
         """
-        data = self.model_dump(mode="json", exclude=_NOT_IDENTITY)
+        data = {k: v for k, v in self.recorded().items() if k not in _NOT_IDENTITY}
         data["reviewer"]["backend"] = self.reviewer.backend.identity()
         if self.reviewer.guardrail and self.reviewer.guardrail_options:
             from authpairs.review.guardrails.registry import guardrail_identity_options
 
             data["reviewer"]["guardrail_options"] = guardrail_identity_options(
                 self.reviewer.guardrail, self.reviewer.guardrail_options)
-        if self.sample is None:  # unsampled: identities of earlier runs are unchanged
-            del data["sample"], data["sample_seed"]
         for optional in ("interface_options", "guardrail", "guardrail_options"):
             if not data["reviewer"][optional]:
-                del data["reviewer"][optional]  # unset: identities of earlier runs are unchanged
-        if self.agent is None:
-            del data["agent"]  # not an agent run: identities of earlier runs are unchanged
-        else:
+                del data["reviewer"][optional]
+        if self.agent is not None:
             data["agent"] = self.agent.identity()
         return data
 
@@ -185,6 +182,12 @@ class RunConfig(BaseModel):
     def resolved_run_id(self) -> str:
         """The run id: explicit, or ``run-`` + 12 hex digits of the config hash."""
         return self.run_id or f"run-{self.sha256()[:12]}"
+
+
+def session_sha256(agent: dict[str, Any] | None, config: RunConfig) -> str:
+    """The configuration hash of an agent session's run (``authpairs mcp serve``, ``authpairs
+    run --agent``): its header's ``agent`` section with the configuration's identity."""
+    return sha256_hex({"agent": agent, "identity": config.identity()})
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

@@ -10,9 +10,9 @@ log line and what it records of an attempt.
 
 A server that fails every request would otherwise print one warning per case per attempt.
 :class:`FailureLog` logs the first failure of each cause (endpoint and what failed) at once, with
-the case and how long until the retry, then only counts: at most every ``interval_s`` seconds one
-line says how many more attempts failed since, per cause. :meth:`FailureLog.flush` logs what is
-still counted when the run ends.
+the case and how long until the retry, then only counts: at most every
+:data:`SUMMARY_INTERVAL_S` seconds one line says how many more attempts failed since, per cause.
+:meth:`FailureLog.flush` logs what is still counted when the run ends.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 #: A server's Retry-After is honoured up to this many seconds.
@@ -64,16 +63,13 @@ SUMMARY_INTERVAL_S = 10.0
 
 class FailureLog:
     """Logs transport failures to ``logger``: each cause's first at once, later ones counted and
-    summarised at most every ``interval_s`` seconds (``clock``: monotonic seconds)."""
+    summarised at most every :data:`SUMMARY_INTERVAL_S` seconds."""
 
-    def __init__(self, logger: logging.Logger, interval_s: float = SUMMARY_INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, logger: logging.Logger) -> None:
         self.logger = logger
-        self.interval_s = interval_s
-        self.clock = clock
         self._seen: set[str] = set()
         self._pending: Counter[str] = Counter()
-        self._last = clock()
+        self._last = time.monotonic()
 
     def failed(self, what: str, error: str, retry_in_s: float | None) -> None:
         """``what`` (e.g. ``case X: attempt 1``) failed with ``error``; it is retried after
@@ -85,15 +81,15 @@ class FailureLog:
             then = ("not retried" if retry_in_s is None else f"retrying in {retry_in_s:.1f} s")
             self.logger.warning("%s failed (%s); %s (further failures of this cause are "
                                 "counted, summarised every %.0f s)", what, cause, then,
-                                self.interval_s)
+                                SUMMARY_INTERVAL_S)
             return
         self._pending[cause] += 1
-        if self.clock() - self._last >= self.interval_s:
+        if time.monotonic() - self._last >= SUMMARY_INTERVAL_S:
             self.flush()
 
     def flush(self) -> None:
         """Log the failures counted since the last summary (nothing when there are none)."""
-        now = self.clock()
+        now = time.monotonic()
         if self._pending:
             causes = "; ".join(f"{count} x {cause}" for cause, count
                                in self._pending.most_common())

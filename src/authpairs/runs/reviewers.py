@@ -8,10 +8,10 @@ builds the same reviewer without its model, for re-parsing stored outputs.
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
-from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
+from authpairs.backends.base import Backend, ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig
 from authpairs.errors import BackendError, ReviewerError
 from authpairs.review.guardrails.registry import resolve_guardrail
@@ -36,7 +36,7 @@ class NoModel(NoResources):
         return {"kind": self.name}
 
 
-def _build_guardrail(config: ReviewerConfig, backend: Any) -> Any:
+def _build_guardrail(config: ReviewerConfig, backend: Backend | None) -> Reviewer:
     """The guardrail reviewer ``config`` names, built by its factory with ``backend``."""
     assert config.guardrail is not None
     factory = resolve_guardrail(config.guardrail)
@@ -59,8 +59,7 @@ def rebuilt_reviewer(config: ReviewerConfig) -> Reviewer:
         return BaselineReviewer(config.baseline)
     if config.guardrail:
         needs = resolve_guardrail(config.guardrail).needs_backend
-        built: Reviewer = _build_guardrail(config, NoModel() if needs else None)
-        return built
+        return _build_guardrail(config, NoModel() if needs else None)
     return ModelReviewer(get_interface(config.interface, config.interface_options), NoModel(),
                          config.sampling)
 
@@ -73,11 +72,10 @@ async def make_reviewer(config: ReviewerConfig, stack: AsyncExitStack) -> Review
         backend = None
         if resolve_guardrail(config.guardrail).needs_backend:
             backend = await stack.enter_async_context(config.backend.create())
-        reviewer: Any = _build_guardrail(config, backend)
-        if hasattr(reviewer, "__aenter__"):
+        reviewer = _build_guardrail(config, backend)
+        if isinstance(reviewer, AbstractAsyncContextManager):
             reviewer = await stack.enter_async_context(reviewer)
-        built: Reviewer = reviewer
-        return built
+        return reviewer
     interface = get_interface(config.interface, config.interface_options)
     interface.check_backend(config.backend)
     backend = await stack.enter_async_context(config.backend.create())

@@ -608,14 +608,10 @@ class RecordStore:
                                    f"record ({str(exc).splitlines()[0]}); run 'authpairs audit'"
                                    ) from exc
 
-    def attempts(self, run_id: str, case_id: str | None = None) -> list[AttemptRecord]:
-        """Attempts of a run (optionally of one case), in insertion order."""
-        sql = "SELECT record_json FROM attempts WHERE run_id=?"
-        args: tuple[Any, ...] = (run_id,)
-        if case_id is not None:
-            sql += " AND case_id=?"
-            args += (case_id,)
-        rows = self._conn.execute(sql + " ORDER BY seq", args)
+    def attempts(self, run_id: str) -> list[AttemptRecord]:
+        """Attempts of a run, in insertion order."""
+        rows = self._conn.execute(
+            "SELECT record_json FROM attempts WHERE run_id=? ORDER BY seq", (run_id,))
         return [read_record(AttemptRecord, r[0]) for r in rows]
 
     def _add_hashed(self, table: str, key: tuple[object, ...], text: str, what: str) -> None:

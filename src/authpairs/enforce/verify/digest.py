@@ -124,10 +124,6 @@ class Digester:
                     self._record(entry.path, (*rel, entry.name),
                                  entry.stat(follow_symlinks=False), started_ns, out)
 
-def _covered(key: ResourceKey, targets: Iterable[ResourceKey]) -> bool:
-    return any(key[:len(t)] == t for t in targets)
-
-
 def changed(before: Snapshot, after: Snapshot) -> list[ResourceKey]:
     """Every resource that changed, appeared or disappeared."""
     return sorted({k for k, _ in before.items() ^ after.items()})
@@ -137,4 +133,4 @@ def changed_outside(before: Snapshot, after: Snapshot,
                     targets: Iterable[ResourceKey]) -> list[ResourceKey]:
     """Changed resources not covered by any target prefix."""
     targets = list(targets)
-    return [k for k in changed(before, after) if not _covered(k, targets)]
+    return [k for k in changed(before, after) if not any(k[:len(t)] == t for t in targets)]
