@@ -22,6 +22,7 @@ from inspect_ai.model import (
 )
 
 from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.main_job import MAX_TOKENS, TEMPERATURE
 
 RESPONSE_FORMAT_KEY = "response_format"
 
@@ -68,11 +69,10 @@ def from_inspect_messages(messages: list[ChatMessage] | str) -> list[dict[str, s
     return plain
 
 
-def generate_config_for(response_format: dict[str, Any] | None, *, temperature: float = 0.0,
-                        max_tokens: int = 2048) -> GenerateConfig:
+def generate_config_for(response_format: dict[str, Any] | None) -> GenerateConfig:
     """Generation settings for a task: authpairs' sampling defaults plus the response format."""
     extra = {RESPONSE_FORMAT_KEY: response_format} if response_format is not None else None
-    return GenerateConfig(temperature=temperature, max_tokens=max_tokens, extra_body=extra)
+    return GenerateConfig(temperature=TEMPERATURE, max_tokens=MAX_TOKENS, extra_body=extra)
 
 
 def response_format_of(config: GenerateConfig) -> dict[str, Any] | None:
