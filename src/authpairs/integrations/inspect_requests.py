@@ -26,7 +26,8 @@ from authpairs.main_job import MAX_TOKENS, TEMPERATURE
 
 RESPONSE_FORMAT_KEY = "response_format"
 
-# Inspect stop reasons -> OpenAI finish reasons understood by the strict parser.
+# Inspect stop reasons -> OpenAI finish reasons understood by the strict parser; an unmapped
+# reason passes through unchanged, so the parser marks it unavailable.
 _FINISH_REASONS: dict[str, str | None] = {
     "stop": "stop",
     "max_tokens": "length",
@@ -89,22 +90,13 @@ def chat_request_of(messages: list[ChatMessage] | str,
     return ChatRequest(messages=from_inspect_messages(messages), response_format=response_format)
 
 
-def finish_reason_of(stop_reason: str | None) -> str | None:
-    """Map an Inspect stop reason to the OpenAI finish reason the strict parser expects.
-
-    Unmapped reasons pass through unchanged, so the parser marks them unavailable.
-    """
-    if stop_reason is None:
-        return None
-    return _FINISH_REASONS.get(stop_reason, stop_reason)
-
-
 def response_of(output: ModelOutput) -> ChatResponse:
     """An Inspect model output as the :class:`ChatResponse` authpairs' parsers read."""
     usage = output.usage
     return ChatResponse(
         text=output.completion if output.choices else None,
-        finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
+        finish_reason=(_FINISH_REASONS.get(output.stop_reason, output.stop_reason)
+                       if output.choices else None),
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,
