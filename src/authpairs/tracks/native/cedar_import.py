@@ -135,12 +135,9 @@ def load_cedar_example(folder: Path | str, root: Path | None = None,
                        use_schema: bool = True) -> CedarExample:
     """Parse one example folder; ``root`` sets how request locators are written."""
     folder = Path(folder)
-    policies = folder / "policies.cedar"
-    if not policies.is_file():
-        policies_found = _one(folder, ("*.cedar",))
-        if policies_found is None:
-            raise NativeImportError(folder, "no policies.cedar in this folder")
-        policies = policies_found
+    policies = _one(folder, ("policies.cedar", "*.cedar"))
+    if policies is None:
+        raise NativeImportError(folder, "no policies.cedar in this folder")
     entities_path = _one(folder, ("entities.json", "*.cedarentities.json"))
     if entities_path is None:
         raise NativeImportError(folder, "no entities.json in this folder")
