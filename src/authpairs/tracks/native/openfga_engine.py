@@ -216,9 +216,7 @@ def run_suites(suites: Sequence[FgaSuite], workers: int | None = None) -> list[F
     exe = fga_binary()
     count = workers or os.cpu_count() or 2
     order = sorted(range(len(suites)), key=lambda i: -len(suites[i].checks))
-    results: dict[int, FgaRun] = {}
     with ThreadPoolExecutor(max_workers=count) as pool:
         futures = {i: pool.submit(run_suite, suites[i], exe) for i in order}
-        for i, future in futures.items():
-            results[i] = future.result()
+        results = {i: future.result() for i, future in futures.items()}
     return [results[i] for i in range(len(suites))]
