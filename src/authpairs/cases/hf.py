@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -292,8 +291,3 @@ def load_hf_export(path: str | Path) -> Dataset:
                 raise DatasetError(file, f"malformed row: {exc}", record=str(case_id)) from exc
     positioned.sort(key=lambda item: item[0])
     return Dataset(name=name, cases=[case for _, case in positioned])
-
-
-def licences(dataset: Dataset) -> Counter[str]:
-    """Cases per source licence string."""
-    return Counter(c.source.licence or "unspecified" for c in dataset)
