@@ -241,12 +241,6 @@ class SplitSize:
     """Size of the Parquet file (``download_size``)."""
 
 
-def is_hf_export(path: str | Path) -> bool:
-    """True when ``path`` is a folder laid out by :func:`export_hf`."""
-    folder = Path(path)
-    return folder.is_dir() and any((folder / "public").glob("*.parquet"))
-
-
 def _read_config(pa: Any, folder: Path, config: str) -> tuple[str, dict[str, list[tuple[
         Path, dict[str, Any]]]]]:
     """Rows of one config per split, and the dataset name stored in the files."""
@@ -269,7 +263,7 @@ def load_hf_export(path: str | Path) -> Dataset:
     """Load a folder written by :func:`export_hf` (both configs) back into a :class:`Dataset`."""
     pa = _pyarrow()
     folder = Path(path)
-    if not is_hf_export(folder):
+    if not folder.is_dir() or not any((folder / "public").glob("*.parquet")):
         raise DatasetError(folder, "not an exported dataset folder (no public/*.parquet)")
     name, public = _read_config(pa, folder, "public")
     _, reference = _read_config(pa, folder, "reference")
