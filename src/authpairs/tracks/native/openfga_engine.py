@@ -194,15 +194,14 @@ def read_results(suite: FgaSuite, data: list[Any], summary: str) -> FgaRun:
     return run
 
 
-def run_suite(suite: FgaSuite, binary: str | None = None,
-              timeout_s: float = FGA_TIMEOUT_S) -> FgaRun:
+def run_suite(suite: FgaSuite, binary: str | None = None) -> FgaRun:
     """Run one test file through ``fga model test`` (embedded engine) and read the answers."""
     exe = binary or fga_binary()
     path = suite.path.resolve()
     try:
         proc = subprocess.run(
             [exe, "model", "test", "--tests", path.name, "--verbose"],
-            cwd=path.parent, capture_output=True, text=True, timeout=timeout_s, check=False,
+            cwd=path.parent, capture_output=True, text=True, timeout=FGA_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NativeImportError(suite.path, f"the OpenFGA CLI failed to run: {exc}") from exc
