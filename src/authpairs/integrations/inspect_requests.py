@@ -78,9 +78,7 @@ def generate_config_for(response_format: dict[str, Any] | None) -> GenerateConfi
 
 def response_format_of(config: GenerateConfig) -> dict[str, Any] | None:
     """The response format an Inspect generation config sends (None when unconstrained)."""
-    if not config.extra_body:
-        return None
-    value = config.extra_body.get(RESPONSE_FORMAT_KEY)
+    value = (config.extra_body or {}).get(RESPONSE_FORMAT_KEY)
     return value if isinstance(value, dict) else None
 
 
