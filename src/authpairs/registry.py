@@ -157,8 +157,7 @@ class Registry(Generic[T]):
 
     def entries(self) -> list[Entry]:
         """Every registered component with its origin (``built-in`` or ``plugin: dist``)."""
-        self._scan_plugins()
-        return [self._lazy[name] for name in sorted(self._lazy)]
+        return [self._lazy[name] for name in self.names()]
 
     def _scan_plugins(self) -> None:
         if self._plugins_scanned:

@@ -45,11 +45,7 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
         expected = str((first.get("ctx") or {}).get("expected", ""))
         # the quoted names in pydantic's list of choices ('dev', 'test' or 'all')
         choices = [match.group(2) for match in re.finditer(r"(['\"])(.*?)\1", expected)]
-        message = f"{message}; got {first['input']!r}{nearest(first['input'], choices)}"
+        close = difflib.get_close_matches(first["input"], choices, n=3, cutoff=0.5)
+        nearest = f"; nearest: {', '.join(repr(c) for c in close)}" if close else ""
+        message = f"{message}; got {first['input']!r}{nearest}"
     return ".".join(str(part) for part in first["loc"]), message
-
-
-def nearest(typed: str, choices: list[str]) -> str:
-    """``"; nearest: 'a', 'b'"``: the choices most like ``typed`` (difflib), or ``""``."""
-    close = difflib.get_close_matches(typed, choices, n=3, cutoff=0.5)
-    return f"; nearest: {', '.join(repr(c) for c in close)}" if close else ""

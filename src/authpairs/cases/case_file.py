@@ -146,9 +146,7 @@ def _splits(path: Path) -> list[str]:
     found: set[str] = set()
     with path.open(encoding="utf-8") as handle:
         for line in handle:
-            if not line.strip():
-                continue
-            try:
+            try:  # a blank line is not JSON either
                 raw = json.loads(line)
             except json.JSONDecodeError:
                 continue

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,12 +241,6 @@ class SplitSize:
     """Size of the Parquet file (``download_size``)."""
 
 
-def is_hf_export(path: str | Path) -> bool:
-    """True when ``path`` is a folder laid out by :func:`export_hf`."""
-    folder = Path(path)
-    return folder.is_dir() and any((folder / "public").glob("*.parquet"))
-
-
 def _read_config(pa: Any, folder: Path, config: str) -> tuple[str, dict[str, list[tuple[
         Path, dict[str, Any]]]]]:
     """Rows of one config per split, and the dataset name stored in the files."""
@@ -270,7 +263,7 @@ def load_hf_export(path: str | Path) -> Dataset:
     """Load a folder written by :func:`export_hf` (both configs) back into a :class:`Dataset`."""
     pa = _pyarrow()
     folder = Path(path)
-    if not is_hf_export(folder):
+    if not folder.is_dir() or not any((folder / "public").glob("*.parquet")):
         raise DatasetError(folder, "not an exported dataset folder (no public/*.parquet)")
     name, public = _read_config(pa, folder, "public")
     _, reference = _read_config(pa, folder, "reference")
@@ -292,8 +285,3 @@ def load_hf_export(path: str | Path) -> Dataset:
                 raise DatasetError(file, f"malformed row: {exc}", record=str(case_id)) from exc
     positioned.sort(key=lambda item: item[0])
     return Dataset(name=name, cases=[case for _, case in positioned])
-
-
-def licences(dataset: Dataset) -> Counter[str]:
-    """Cases per source licence string."""
-    return Counter(c.source.licence or "unspecified" for c in dataset)

@@ -38,7 +38,7 @@ def _features(columns: dict[str, str]) -> list[dict[str, Any]]:
 def card_metadata(dataset: Dataset, counts: dict[str, int],
                   sizes: dict[str, dict[str, hf.SplitSize]]) -> dict[str, Any]:
     """The YAML front matter of the card (``sizes``: per config and split, as written)."""
-    ids = sorted({hub_license_id(text) for text in hf.licences(dataset)})
+    ids = sorted({hub_license_id(c.source.licence or "unspecified") for c in dataset})
     configs, infos = [], []
     for config in hf.CONFIGS:
         entry: dict[str, Any] = {

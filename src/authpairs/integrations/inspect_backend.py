@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from authpairs.backends.base import NoResources
 from authpairs.backends.config import BackendConfigBase, SamplingConfig
 from authpairs.errors import BackendError
 
@@ -61,7 +62,7 @@ class InspectBackendConfig(BackendConfigBase):
         return identity
 
 
-class InspectLogBackend:
+class InspectLogBackend(NoResources):
     """Answers each input with the output recorded for it in one epoch of an Inspect log.
 
     The log is read when the backend is entered, in a worker thread: Inspect's log reader,
@@ -88,9 +89,6 @@ class InspectLogBackend:
 
     async def __aenter__(self) -> InspectLogBackend:
         return await asyncio.to_thread(self.load)
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         """Which model, eval and epoch answered."""

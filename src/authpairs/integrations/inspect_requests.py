@@ -22,10 +22,12 @@ from inspect_ai.model import (
 )
 
 from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.main_job import MAX_TOKENS, TEMPERATURE
 
 RESPONSE_FORMAT_KEY = "response_format"
 
-# Inspect stop reasons -> OpenAI finish reasons understood by the strict parser.
+# Inspect stop reasons -> OpenAI finish reasons understood by the strict parser; an unmapped
+# reason passes through unchanged, so the parser marks it unavailable.
 _FINISH_REASONS: dict[str, str | None] = {
     "stop": "stop",
     "max_tokens": "length",
@@ -68,18 +70,15 @@ def from_inspect_messages(messages: list[ChatMessage] | str) -> list[dict[str, s
     return plain
 
 
-def generate_config_for(response_format: dict[str, Any] | None, *, temperature: float = 0.0,
-                        max_tokens: int = 2048) -> GenerateConfig:
+def generate_config_for(response_format: dict[str, Any] | None) -> GenerateConfig:
     """Generation settings for a task: authpairs' sampling defaults plus the response format."""
     extra = {RESPONSE_FORMAT_KEY: response_format} if response_format is not None else None
-    return GenerateConfig(temperature=temperature, max_tokens=max_tokens, extra_body=extra)
+    return GenerateConfig(temperature=TEMPERATURE, max_tokens=MAX_TOKENS, extra_body=extra)
 
 
 def response_format_of(config: GenerateConfig) -> dict[str, Any] | None:
     """The response format an Inspect generation config sends (None when unconstrained)."""
-    if not config.extra_body:
-        return None
-    value = config.extra_body.get(RESPONSE_FORMAT_KEY)
+    value = (config.extra_body or {}).get(RESPONSE_FORMAT_KEY)
     return value if isinstance(value, dict) else None
 
 
@@ -89,22 +88,13 @@ def chat_request_of(messages: list[ChatMessage] | str,
     return ChatRequest(messages=from_inspect_messages(messages), response_format=response_format)
 
 
-def finish_reason_of(stop_reason: str | None) -> str | None:
-    """Map an Inspect stop reason to the OpenAI finish reason the strict parser expects.
-
-    Unmapped reasons pass through unchanged, so the parser marks them unavailable.
-    """
-    if stop_reason is None:
-        return None
-    return _FINISH_REASONS.get(stop_reason, stop_reason)
-
-
 def response_of(output: ModelOutput) -> ChatResponse:
     """An Inspect model output as the :class:`ChatResponse` authpairs' parsers read."""
     usage = output.usage
     return ChatResponse(
         text=output.completion if output.choices else None,
-        finish_reason=finish_reason_of(output.stop_reason if output.choices else None),
+        finish_reason=(_FINISH_REASONS.get(output.stop_reason, output.stop_reason)
+                       if output.choices else None),
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         reasoning_tokens=(usage.reasoning_tokens or 0) if usage else 0,

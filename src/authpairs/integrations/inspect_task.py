@@ -53,7 +53,7 @@ from inspect_ai.solver import TaskState, generate
 
 from authpairs.analysis.scoring import Score as AuthScore
 from authpairs.analysis.scoring import score_by, score_records
-from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.dataset import Dataset
 from authpairs.enforce.base import Enforcer
@@ -250,19 +250,13 @@ def authpairs_grouped(attribute: str) -> Metric:
     return compute
 
 
-class InspectAnswer:
+class InspectAnswer(NoResources):
     """The answer Inspect's model already gave, as the backend a :class:`CaseRunner` asks."""
 
     name = "inspect"
 
     def __init__(self, response: ChatResponse) -> None:
         self.response = response
-
-    async def __aenter__(self) -> InspectAnswer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         """Where the answer came from."""

@@ -66,8 +66,7 @@ def export_sheets(dataset: Dataset, out: str | Path, key: str | Path,
     with (out_dir / ANSWERS).open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "decision", "note"])
-        for number in range(1, len(cases) + 1):
-            writer.writerow([item_name(number), "", ""])
+        writer.writerows([item_name(number), "", ""] for number in range(1, len(cases) + 1))
     key_path.parent.mkdir(parents=True, exist_ok=True)
     key_path.write_text(json.dumps({
         "dataset": dataset.name, "seed": seed,

@@ -3,8 +3,8 @@
 A CountVectorizer (unigrams + bigrams) + LogisticRegression (liblinear) model is trained on the
 rendered public text of each context (policy, request, evidence) and scored with
 scenario-grouped cross-validation (``GroupKFold``: all four contexts of a scenario are in the
-same fold). Accuracy near 50% means
-the wording carries no label signal; the design target is at most 60%.
+same fold). Accuracy near 50% means the wording carries no label signal; the design target is at
+most 60%.
 
 scikit-learn is an optional (dev) dependency and is imported only when the baseline runs.
 """

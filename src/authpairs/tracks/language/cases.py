@@ -46,12 +46,6 @@ class Provenance:
 PACKAGED = Provenance()
 
 
-def custom_provenance(root: str | Path, name: str | None = None) -> Provenance:
-    """Provenance of a custom scenario folder: named ``name`` (default: the folder's name)."""
-    return Provenance(dataset=name or Path(root).resolve().name, prefix="", revision="",
-                      licence="")
-
-
 def case_id_for(public: PublicCase) -> str:
     """Stable id from the canonical public input, excluding the id field itself."""
     payload = public.model_dump(mode="json", exclude={"source_id"})
@@ -133,8 +127,10 @@ def load_language_dataset(split: str | None = None, root: str | Path | None = No
     """
     if split not in (None, "all", "dev", "test"):
         raise ValueError(f"unknown split {split!r} (dev, test or all)")
-    provenance = PACKAGED if root is None and name is None else \
-        custom_provenance(root or scenarios_root(), name)
+    provenance = PACKAGED
+    if root is not None or name is not None:  # a custom folder or name: no package provenance
+        folder = Path(root or scenarios_root()).resolve()
+        provenance = Provenance(dataset=name or folder.name, prefix="", revision="", licence="")
     dataset = Dataset(name=provenance.dataset,
                       cases=build_cases(load_scenarios(root), provenance))
     return dataset if split in (None, "all") else dataset.select(split)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from authpairs.cases.models import Label, Request, StrictModel
 
@@ -105,10 +105,8 @@ class Scenario(StrictModel):
     contexts: list[ContextSpec]
 
 
-class LoadedScenario(BaseModel):
+class LoadedScenario(StrictModel):
     """A validated scenario with the package-relative path of its file."""
-
-    model_config = ConfigDict(frozen=True)
 
     scenario: Scenario
     path: str = Field(description="File path relative to the scenarios root ('payments/x.yaml').")

@@ -86,11 +86,6 @@ TEST_TITLES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-VARIANTS: tuple[str, ...] = (
-    "baseline", "alternate_path", "scope", "status", "issuer", "relationship", "timing",
-    "conflict", "irrelevant_evidence", "missing_prerequisite",
-)
-
 #: giveaway word families: label -> regex (case-insensitive, word-bounded)
 GIVEAWAY_WORDS: dict[str, str] = {
     "revoked": r"\brevok\w*|\brevocation\w*",

@@ -225,11 +225,9 @@ def _did_you_mean(name: str, candidates: list[str]) -> str:
 
 
 def _check_expression(scenario: Scenario, problems: Problems) -> None:
-    facts: dict[str, list[FactSpec]] = {}
-    for key, fact in scenario.policy_facts.items():
-        facts.setdefault(key, []).append(fact)
-    for context in scenario.contexts:
-        for key, fact in context.facts.items():
+    facts: dict[str, list[FactSpec]] = {}  # every declaration of each fact key
+    for scope_facts in (scenario.policy_facts, *(c.facts for c in scenario.contexts)):
+        for key, fact in scope_facts.items():
             facts.setdefault(key, []).append(fact)
     request = scenario.request.model_dump(mode="json")
     known = sorted(facts) + _request_paths(request)

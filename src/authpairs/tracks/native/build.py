@@ -81,8 +81,7 @@ class NativeBuild:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def label_openfga_tree(tree: Path, dataset: str = DATASET, track: str = TRACK,
-                       workers: int | None = None) -> list[FgaItem]:
+def label_openfga_tree(tree: Path, workers: int | None = None) -> list[FgaItem]:
     """Import and run every ``*.fga.yaml`` under ``tree/stores`` (or ``tree``)."""
     provenance = read_provenance(tree)
     stores = tree / "stores" if (tree / "stores").is_dir() else tree
@@ -95,14 +94,14 @@ def label_openfga_tree(tree: Path, dataset: str = DATASET, track: str = TRACK,
         rel_tree = run.suite.path.relative_to(tree).as_posix()
         rel_stores = run.suite.path.relative_to(stores)
         folder = rel_stores.parts[0] if len(rel_stores.parts) > 1 else stores.name
-        info = SourceInfo(dataset=dataset, track=track, relpath=f"{tree.name}/{rel_tree}",
+        info = SourceInfo(dataset=DATASET, track=TRACK, relpath=f"{tree.name}/{rel_tree}",
                           group=f"openfga/{folder}", provenance=provenance,
                           provenance_relpath=rel_tree, engine_version=version)
         items.append((run, info))
     return items
 
 
-def label_cedar_tree(tree: Path, dataset: str = DATASET, track: str = TRACK) -> list[CedarItem]:
+def label_cedar_tree(tree: Path) -> list[CedarItem]:
     """Import and evaluate every example folder under ``tree/cedar-example-use-cases``."""
     provenance = read_provenance(tree)
     root = tree / CEDAR_EXAMPLES
@@ -113,7 +112,7 @@ def label_cedar_tree(tree: Path, dataset: str = DATASET, track: str = TRACK) -> 
         app = rel.split("/")[0]
         example = load_cedar_example(folder, root, use_schema=app not in CEDAR_NO_SCHEMA)
         answers = evaluate_example(example)
-        info = SourceInfo(dataset=dataset, track=track,
+        info = SourceInfo(dataset=DATASET, track=TRACK,
                           relpath=f"{tree.name}/{CEDAR_EXAMPLES}/{rel}", group=f"cedar/{app}",
                           provenance=provenance, provenance_relpath=f"{CEDAR_EXAMPLES}/{rel}",
                           engine_version=version)

@@ -17,14 +17,9 @@ from authpairs.tracks.native.cedar_import import find_example_folders, load_ceda
 from authpairs.tracks.native.errors import NativeImportError
 from authpairs.tracks.native.openfga_engine import run_suites
 from authpairs.tracks.native.openfga_import import find_test_files, load_fga_suite
-from authpairs.tracks.native.sources import Provenance, read_provenance
+from authpairs.tracks.native.sources import read_provenance
 
 USER_TRACK = "native-user"
-
-
-def _provenance(path: Path) -> Provenance:
-    folder = path if path.is_dir() else path.parent
-    return read_provenance(folder)
 
 
 def import_openfga(path: Path | str, name: str | None = None) -> Dataset:
@@ -41,7 +36,7 @@ def import_openfga(path: Path | str, name: str | None = None) -> Dataset:
         raise NativeImportError(path, "no Check assertions to label")
     runs = run_suites(suites)
     dataset = name or (path.stem.removesuffix(".fga") if path.is_file() else path.name)
-    provenance, version = _provenance(path), fga_version()
+    provenance, version = read_provenance(base), fga_version()
     items = []
     for run in runs:
         rel = run.suite.path.relative_to(base).as_posix()
@@ -62,7 +57,7 @@ def import_cedar(path: Path | str, name: str | None = None, use_schema: bool = T
         raise NativeImportError(path, "no folder with *.cedar policies and ALLOW/ or DENY/ "
                                       "requests found")
     dataset = name or path.name
-    provenance, version = _provenance(path), cedar_version()
+    provenance, version = read_provenance(path), cedar_version()
     items = []
     for folder in folders:
         example = load_cedar_example(folder, path, use_schema=use_schema)

@@ -59,16 +59,16 @@ class CedarExample:
         return sorted(self.entities, key=canonical_json)
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, locator: str | None = None) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise NativeImportError(path, f"cannot read file: {exc.strerror or exc}") from exc
+        raise NativeImportError(path, f"cannot read file: {exc.strerror or exc}", locator) from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise NativeImportError(path, f"invalid JSON (line {exc.lineno}, column {exc.colno}): "
-                                      f"{exc.msg}") from exc
+                                      f"{exc.msg}", locator) from exc
 
 
 def _entity_uid(value: Any) -> str:
@@ -84,10 +84,7 @@ def _entity_uid(value: Any) -> str:
 
 def read_request(path: Path, expected: bool, locator: str) -> CedarRequest:
     """Parse one request file."""
-    try:
-        raw = _read_json(path)
-    except NativeImportError as exc:
-        raise NativeImportError(path, str(exc).removeprefix(f"{path}: "), locator) from exc
+    raw = _read_json(path, locator)
     if not isinstance(raw, dict):
         raise NativeImportError(path, "a request file must be a JSON object", locator)
     unknown = set(raw) - REQUEST_KEYS
@@ -135,12 +132,9 @@ def load_cedar_example(folder: Path | str, root: Path | None = None,
                        use_schema: bool = True) -> CedarExample:
     """Parse one example folder; ``root`` sets how request locators are written."""
     folder = Path(folder)
-    policies = folder / "policies.cedar"
-    if not policies.is_file():
-        policies_found = _one(folder, ("*.cedar",))
-        if policies_found is None:
-            raise NativeImportError(folder, "no policies.cedar in this folder")
-        policies = policies_found
+    policies = _one(folder, ("policies.cedar", "*.cedar"))
+    if policies is None:
+        raise NativeImportError(folder, "no policies.cedar in this folder")
     entities_path = _one(folder, ("entities.json", "*.cedarentities.json"))
     if entities_path is None:
         raise NativeImportError(folder, "no entities.json in this folder")

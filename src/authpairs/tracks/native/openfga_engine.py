@@ -194,15 +194,14 @@ def read_results(suite: FgaSuite, data: list[Any], summary: str) -> FgaRun:
     return run
 
 
-def run_suite(suite: FgaSuite, binary: str | None = None,
-              timeout_s: float = FGA_TIMEOUT_S) -> FgaRun:
+def run_suite(suite: FgaSuite, binary: str | None = None) -> FgaRun:
     """Run one test file through ``fga model test`` (embedded engine) and read the answers."""
     exe = binary or fga_binary()
     path = suite.path.resolve()
     try:
         proc = subprocess.run(
             [exe, "model", "test", "--tests", path.name, "--verbose"],
-            cwd=path.parent, capture_output=True, text=True, timeout=timeout_s, check=False,
+            cwd=path.parent, capture_output=True, text=True, timeout=FGA_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NativeImportError(suite.path, f"the OpenFGA CLI failed to run: {exc}") from exc
@@ -216,9 +215,7 @@ def run_suites(suites: Sequence[FgaSuite], workers: int | None = None) -> list[F
     exe = fga_binary()
     count = workers or os.cpu_count() or 2
     order = sorted(range(len(suites)), key=lambda i: -len(suites[i].checks))
-    results: dict[int, FgaRun] = {}
     with ThreadPoolExecutor(max_workers=count) as pool:
         futures = {i: pool.submit(run_suite, suites[i], exe) for i in order}
-        for i, future in futures.items():
-            results[i] = future.result()
+        results = {i: future.result() for i, future in futures.items()}
     return [results[i] for i in range(len(suites))]

@@ -7,8 +7,8 @@ split as a whole, so no group and no encoding ever straddles dev and test.
 Rule (deterministic, seeded): every component is keyed by its sorted group names; components are
 ordered by ``sha256(f"{seed}:{key}")`` and, in that order, a component goes to dev when the dev
 size stays at or below ``dev_fraction`` of all cases (otherwise it is skipped and the next one
-is tried); every other component is test. Nothing depends on
-labels or on the order in which sources were read.
+is tried); every other component is test. Nothing depends on labels or on the order in which
+sources were read.
 """
 
 from __future__ import annotations

@@ -296,11 +296,9 @@ class _Compiler:
                  f"WHEN {a}.t = 'list' AND {b}.t = 'list' THEN {list_eq} "
                  f"WHEN {same_kind} THEN {a}.v = {b}.v ELSE 0 END)")
         no_records = f"{a}.t <> 'records' AND {b}.t <> 'records'"
-        if op == "==":
-            return self._binary(a, b, "boolean", no_records, equal, "'== cannot take records'")
-        if op == "!=":
-            return self._binary(a, b, "boolean", no_records, f"NOT {equal}",
-                                "'!= cannot take records'")
+        if op in ("==", "!="):
+            value = equal if op == "==" else f"NOT {equal}"
+            return self._binary(a, b, "boolean", no_records, value, f"'{op} cannot take records'")
         if op == "in":
             member = (f"EXISTS (SELECT 1 FROM json_each({b}.v) y WHERE y.atom = {a}.v AND "
                       f"((y.type = 'text' AND {a}.t = 'string') OR "
