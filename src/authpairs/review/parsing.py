@@ -203,19 +203,9 @@ def _extract_payload(text: str) -> str:
 
 
 def _strings_valid(value: Any) -> bool:
-    """True when every string (keys included) in a decoded value is valid Unicode."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if not _valid_unicode(item):
-                return False
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
+    """True when every string (keys included) in a decoded value is valid Unicode: its JSON
+    text, non-ASCII characters written as they are, encodes as UTF-8."""
+    return _valid_unicode(json.dumps(value, ensure_ascii=False))
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
