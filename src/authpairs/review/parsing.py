@@ -266,11 +266,10 @@ def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
     """Raise :class:`_Unavailable` for the first (shallowest, most telling) schema error."""
     validator = _validator(schema)
     priority = list(_SCHEMA_REASONS)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (
+    error = min(validator.iter_errors(value), default=None, key=lambda e: (
         len(e.absolute_path),
         priority.index(str(e.validator)) if e.validator in priority else len(priority)))
-    if errors:
-        error = errors[0]
+    if error is not None:
         reason = _SCHEMA_REASONS.get(str(error.validator), ReasonCode.INVALID_VALUE)
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         raise _Unavailable(reason, f"{where[:80]}: {error.message[:200]}")
