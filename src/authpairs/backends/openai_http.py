@@ -57,9 +57,6 @@ from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
 from authpairs.backends.preflight import check_models_endpoint
 
-_SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
-                    "repetition_penalty", "seed", "max_tokens")
-
 
 class _Endpoint:
     def __init__(self, base_url: str, limit: int | None) -> None:
@@ -85,7 +82,7 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
     """
     payload: dict[str, Any] = {"model": model, "messages": request.messages}
     names = param_names or {}
-    for name in _SAMPLING_FIELDS:
+    for name in SamplingConfig.model_fields:
         value = getattr(sampling, name)
         if value is not None:
             payload[names.get(name, name)] = value
