@@ -59,10 +59,9 @@ def main() -> None:
     params.port = args.port
     params.n_ctx = args.n_ctx
     params.n_parallel = args.n_parallel
-    params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.threads
-    params.cpuparams.poll = args.poll
-    params.cpuparams_batch.poll = args.poll
+    for cpu in (params.cpuparams, params.cpuparams_batch):  # generation, and prompt batches
+        cpu.n_threads = args.threads
+        cpu.poll = args.poll
     if args.no_prompt_cache:
         params.cache_prompt = False
         params.cache_ram_mib = 0

@@ -150,7 +150,6 @@ class LocalServerBackend:
             sock.bind(("127.0.0.1", 0))
             self.port = int(sock.getsockname()[1])
         handle, name = tempfile.mkstemp(prefix="authpairs-llama-", suffix=".log")
-        os.close(handle)
         self._log_path = Path(name)
         command = [sys.executable, "-m", "authpairs.backends.llama_server_main",
                    "--model", str(self.gguf_path), "--port", str(self.port),
@@ -160,7 +159,7 @@ class LocalServerBackend:
             command.append("--no-prompt-cache")
         if self.speculative != "none":
             command += ["--speculative", self.speculative]
-        with self._log_path.open("wb") as log:
+        with os.fdopen(handle, "wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)
         log_.info("local model server starting: %s on 127.0.0.1:%d (pid %d, %d threads)",

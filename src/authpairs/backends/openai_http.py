@@ -57,9 +57,6 @@ from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
 from authpairs.backends.preflight import check_models_endpoint
 
-_SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "presence_penalty",
-                    "repetition_penalty", "seed", "max_tokens")
-
 
 class _Endpoint:
     def __init__(self, base_url: str, limit: int | None) -> None:
@@ -85,7 +82,7 @@ def build_payload(model: str, request: ChatRequest, sampling: SamplingConfig,
     """
     payload: dict[str, Any] = {"model": model, "messages": request.messages}
     names = param_names or {}
-    for name in _SAMPLING_FIELDS:
+    for name in SamplingConfig.model_fields:
         value = getattr(sampling, name)
         if value is not None:
             payload[names.get(name, name)] = value
@@ -245,6 +242,8 @@ def check_status(base_url: str, reply: httpx.Response, breaker: Breaker) -> None
 #: A streamed reply may hold this many events beyond its output limit (the role, finish and usage
 #: events; a server sends at most one event per token): more is a malformed stream.
 STREAM_EVENT_MARGIN = 16
+_STREAMED_TEXT = ("content", "reasoning_content", "reasoning")
+"""The message fields a streamed chat reply sends piece by piece."""
 
 
 class StreamAssembler:
@@ -264,8 +263,7 @@ class StreamAssembler:
         self.max_events = max_events
         self.events = 0
         self.done = False
-        self._parts: dict[str, list[str] | None] = {
-            "content": None, "reasoning_content": None, "reasoning": None}
+        self._parts: dict[str, list[str]] = {}  # the pieces of each field that sent any
         self._finish_reason: str | None = None
         self._usage: object = None
         self._token_ids: list[int] | None = None
@@ -312,15 +310,12 @@ class StreamAssembler:
             if not isinstance(delta, dict):
                 raise TransportError(f"malformed stream event: delta is "
                                      f"{type(delta).__name__}, not an object")
-            pieces = {key: delta.get(key) for key in self._parts}
+            pieces = {key: delta.get(key) for key in _STREAMED_TEXT}
         for key, value in pieces.items():
             piece = _optional_text(value, f"choices[0].{'text' if self.raw else 'delta.' + key}",
                                    "stream event")
             if piece is not None:
-                parts = self._parts[key]
-                if parts is None:
-                    parts = self._parts[key] = []
-                parts.append(piece)
+                self._parts.setdefault(key, []).append(piece)
         finish = _optional_text(choice.get("finish_reason"), "choices[0].finish_reason",
                                 "stream event")
         if finish is not None:
@@ -332,7 +327,7 @@ class StreamAssembler:
             self._token_ids.extend(ids)
 
     def _joined(self, key: str) -> str | None:
-        parts = self._parts[key]
+        parts = self._parts.get(key)
         return None if parts is None else "".join(parts)
 
     def body(self) -> dict[str, Any]:
@@ -345,7 +340,7 @@ class StreamAssembler:
             choice["text"] = self._joined("content")
         else:
             choice["message"] = {"role": "assistant", **{
-                key: self._joined(key) for key in self._parts}}
+                key: self._joined(key) for key in _STREAMED_TEXT}}
         if self._token_ids is not None:
             choice["token_ids"] = self._token_ids
         return {"choices": [choice], "usage": self._usage}

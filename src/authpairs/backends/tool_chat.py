@@ -274,6 +274,7 @@ def render_step_messages(messages: list[dict[str, Any]],
     if not messages or messages[0].get("role") != "system":
         out.append({"role": "system", "content": tools_text})
     names: dict[str, str] = {}
+    results: dict[str, Any] | None = None  # the user message of the latest tool results
     for index, message in enumerate(messages):
         role = message.get("role")
         content = message.get("content") or ""
@@ -290,14 +291,13 @@ def render_step_messages(messages: list[dict[str, Any]],
         elif role == "tool":
             name = names.get(str(message.get("tool_call_id")), "the tool")
             result = f"Result of {name}: {content}"
-            if out and out[-1].get("role") == "user" and out[-1].get("_results"):
-                out[-1]["content"] += "\n" + result
+            if results is not None and out[-1] is results:
+                results["content"] += "\n" + result
             else:
-                out.append({"role": "user", "content": result, "_results": True})
+                results = {"role": "user", "content": result}
+                out.append(results)
         else:
             out.append(dict(message))
-    for message in out:
-        message.pop("_results", None)
     return out
 
 

@@ -203,19 +203,9 @@ def _extract_payload(text: str) -> str:
 
 
 def _strings_valid(value: Any) -> bool:
-    """True when every string (keys included) in a decoded value is valid Unicode."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if not _valid_unicode(item):
-                return False
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
+    """True when every string (keys included) in a decoded value is valid Unicode: its JSON
+    text, non-ASCII characters written as they are, encodes as UTF-8."""
+    return _valid_unicode(json.dumps(value, ensure_ascii=False))
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant,
@@ -276,11 +266,10 @@ def _check_schema(value: dict[str, Any], schema: dict[str, Any]) -> None:
     """Raise :class:`_Unavailable` for the first (shallowest, most telling) schema error."""
     validator = _validator(schema)
     priority = list(_SCHEMA_REASONS)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (
+    error = min(validator.iter_errors(value), default=None, key=lambda e: (
         len(e.absolute_path),
         priority.index(str(e.validator)) if e.validator in priority else len(priority)))
-    if errors:
-        error = errors[0]
+    if error is not None:
         reason = _SCHEMA_REASONS.get(str(error.validator), ReasonCode.INVALID_VALUE)
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         raise _Unavailable(reason, f"{where[:80]}: {error.message[:200]}")

@@ -1,10 +1,9 @@
-"""Named parsers for guardrails that answer with a string, and the case request they share.
+"""Named parsers for guardrails that answer with a string.
 
 A Python callable or an HTTP service may answer with text rather than a :class:`Decision`. The
 text goes through a *named parser*: ``label`` (exactly ALLOW, BLOCK or UNKNOWN, ASCII case
-ignored),
-``json`` (one strict ``{"decision": ...}`` object), or the name of any registered interface, whose
-strict parser then applies (e.g. ``policyguard`` or ``qwen3guard``).
+ignored), ``json`` (one strict ``{"decision": ...}`` object), or the name of any registered
+interface, whose strict parser then applies (e.g. ``policyguard`` or ``qwen3guard``).
 """
 
 from __future__ import annotations

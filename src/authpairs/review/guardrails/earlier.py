@@ -72,12 +72,17 @@ def harmony_text_problem(text: str) -> ReviewOutcome | None:
     return None
 
 
-class EarlierSafeguard(SafeguardInterface):
-    """safeguard as it rendered and parsed before token ids (audit only)."""
+class _Undeclared:
+    """Mixed in first by each earlier version below: that version declared no rendering, so the
+    headers it wrote hold none."""
 
     def rendering(self) -> None:
         """That version declared no rendering."""
         return None
+
+
+class EarlierSafeguard(_Undeclared, SafeguardInterface):
+    """safeguard as it rendered and parsed before token ids (audit only)."""
 
     def render(self, case: PublicCase) -> ChatRequest:
         """The decoded Harmony prompt as text, special tokens kept in the output."""
@@ -97,12 +102,8 @@ class EarlierSafeguard(SafeguardInterface):
         return harmony_outcome(lambda: harmony_encoding().encode(text, allowed_special="all"))
 
 
-class EarlierLlamaGuard(LlamaGuardInterface):
+class EarlierLlamaGuard(_Undeclared, LlamaGuardInterface):
     """llama-guard as it rendered before token ids (audit only; the parser is unchanged)."""
-
-    def rendering(self) -> None:
-        """That version declared no rendering."""
-        return None
 
     def template_hashes(self) -> dict[str, str]:
         """The template hashes that version recorded (its own ``llama_guard.j2``)."""
@@ -114,7 +115,7 @@ class EarlierLlamaGuard(LlamaGuardInterface):
         return ChatRequest(prompt=text, options={"add_special_tokens": False})
 
 
-class EarlierNemoSelfCheck(NemoSelfCheckReviewer):
+class EarlierNemoSelfCheck(_Undeclared, NemoSelfCheckReviewer):
     """nemo-self-check as it rendered and parsed before ``<think>`` handling (audit only)."""
 
     def __init__(self, current: NemoSelfCheckReviewer) -> None:
@@ -123,10 +124,6 @@ class EarlierNemoSelfCheck(NemoSelfCheckReviewer):
         self.rails = current.rails
         self.settings = current.settings
         self._inputs = {}
-
-    def rendering(self) -> None:
-        """That version declared no rendering."""
-        return None
 
     def render(self, case: PublicCase) -> ChatRequest:
         """NeMo's task prompt, no case refused for the control tokens it spells."""

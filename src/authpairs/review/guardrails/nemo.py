@@ -302,19 +302,6 @@ class RailsFolder:
                                     for m in self.config.models]}
 
 
-def _settings(nemo: dict[str, Any], sampling: SamplingConfig, from_run: tuple[str, ...],
-              stop: list[str] | None, stop_given: bool) -> TaskSettings:
-    sent = dict(nemo)
-    sources = dict.fromkeys(nemo, "NeMo task")
-    for name in from_run:
-        sent[name] = getattr(sampling, name)
-        sources[name] = "run sampling"
-    if stop_given:
-        sent["stop"] = stop
-        sources["stop"] = "guardrail_options.stop"
-    return TaskSettings(nemo=nemo, sent=sent, sources=sources)
-
-
 class NemoSelfCheckReviewer:
     """Runs NeMo's ``self_check_input`` action for each case."""
 
@@ -333,9 +320,18 @@ class NemoSelfCheckReviewer:
             nemo = {"max_tokens": NEMO_DEFAULT_MAX_TOKENS,
                     "temperature": RailsConfig.model_fields["lowest_temperature"].default,
                     "stop": None}
-            self.settings = _settings(nemo, sampling, RUN_SETTINGS, None, False)
+            from_run, stop_given = RUN_SETTINGS, False
         else:
-            self.settings = _settings(rails.nemo_settings(), sampling, from_run, stop, stop_given)
+            nemo = rails.nemo_settings()
+        sent = dict(nemo)
+        sources = dict.fromkeys(nemo, "NeMo task")
+        for name in from_run:
+            sent[name] = getattr(sampling, name)
+            sources[name] = "run sampling"
+        if stop_given:
+            sent["stop"] = stop
+            sources["stop"] = "guardrail_options.stop"
+        self.settings = TaskSettings(nemo=nemo, sent=sent, sources=sources)
         self._inputs: dict[str, tuple[str, dict[str, str], str]] = {}
         """Request hash -> (built-in prompt content, rails prompt variables, user input)."""
 
