@@ -77,6 +77,16 @@ def test_every_spelling_of_every_family_is_found_in_every_field(family: str) -> 
         assert {field for field, _ in found} == {dotted(path)}
 
 
+@SETTINGS
+@given(texts=st.lists(st.lists(st.sampled_from([*"<>|[]@\n _a", "\uff5c", *EVERY_TOKEN]),
+                              max_size=8).map("".join), max_size=4))
+def test_one_search_over_the_lines_finds_what_each_string_holds(texts: list[str]) -> None:
+    """``control_tokens_in`` searches a case's strings joined a line apart: that finds a
+    spelling exactly when one of the strings holds one (no spelling spans a line break)."""
+    joined = CONTROL_TOKEN.search("\n".join(texts)) is not None
+    assert joined == any(CONTROL_TOKEN.search(text) for text in texts)
+
+
 # --- token ids: Harmony ------------------------------------------------------------------------
 
 def _special(ids: list[int]) -> list[int]:
