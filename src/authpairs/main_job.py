@@ -17,6 +17,8 @@ JSON schema; another backend gets none unless the run sets one).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Final
 
 DATASET: Final = "language"
@@ -45,3 +47,15 @@ N_CTX: Final = 8192
 N_PARALLEL: Final = 1
 N_THREADS: Final = 1
 SPECULATIVE: Final = "ngram-map-k"
+
+
+CACHE_ENV: Final = "AUTHPAIRS_CACHE"
+"""The environment variable naming the folder authpairs keeps fetched and derived files in."""
+
+
+def cache_root() -> Path:
+    """The folder authpairs keeps fetched and derived files in: ``$AUTHPAIRS_CACHE``, else
+    ``$XDG_CACHE_HOME/authpairs``, else ``~/.cache/authpairs``."""
+    root = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "authpairs")
+    return Path(root)

@@ -242,6 +242,13 @@ def test_the_api_surface_resolves() -> None:
         _ = api.no_such_name  # type: ignore[attr-defined]
 
 
+def test_the_package_version_is_the_projects() -> None:
+    """``authpairs.__version__`` (what the MCP server and fetched sources report) is the
+    version pyproject.toml builds."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert authpairs.__version__ == config["project"]["version"]
+
+
 def test_register_functions_record_the_plugin_as_registrant(monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
     """A registration through authpairs.plugins is attributed to the plugin, not the helper."""

@@ -22,7 +22,6 @@ label.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +30,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from authpairs._version import __version__
 from authpairs.agent.material import case_uri, material_json, task_text
 from authpairs.agent.session import AgentSession
 from authpairs.agent.tools import tool_specs
@@ -78,13 +78,6 @@ def result_text(call: AgentCall) -> str:
         if call.error:
             body["error"] = call.error
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("authpairs")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _text(text: str) -> types.TextContent:
@@ -164,7 +157,7 @@ def build_server(agent: AgentSession) -> Server[Any]:
             description=f"The task of case {params.name}",
             messages=[types.PromptMessage(role="user", content=_text(task_text(case.public)))])
 
-    return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool,
                   on_list_resources=list_resources, on_read_resource=read_resource,
                   on_list_prompts=list_prompts, on_get_prompt=get_prompt)

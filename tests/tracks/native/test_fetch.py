@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from authpairs.cases.dataset import Dataset
 from authpairs.cli import app
+from authpairs.main_job import CACHE_ENV
 from authpairs.tracks.native.build import label_cedar_tree, split_drafts
 from authpairs.tracks.native.cases import cedar_drafts
 from authpairs.tracks.native.fetch import (
@@ -31,7 +32,6 @@ from authpairs.tracks.native.fetch import (
     parse_manifest,
 )
 from authpairs.tracks.native.sources import (
-    CACHE_ENV,
     SOURCES_ENV,
     default_fetch_dest,
     default_sources,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.errors import MissingDependencyError, ReviewerError
+from authpairs.main_job import cache_root
 
 O200K_FILE = "o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -28,10 +29,9 @@ _SOURCE_FILE = "o200k.vocab"
 
 
 def cache_dir() -> Path:
-    """Where the vocabulary is written: ``$AUTHPAIRS_CACHE`` or ``~/.cache/authpairs``."""
-    root = os.environ.get("AUTHPAIRS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "authpairs")
-    return Path(root) / "tiktoken"
+    """Where the vocabulary is written: ``tiktoken`` in the cache folder
+    (:func:`~authpairs.main_job.cache_root`)."""
+    return cache_root() / "tiktoken"
 
 
 def _source_path() -> Path:

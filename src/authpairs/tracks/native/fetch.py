@@ -42,9 +42,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 
+from authpairs._version import __version__
 from authpairs.cases.canonical import sha256_hex
 from authpairs.tracks.native.errors import NativeImportError
 from authpairs.tracks.native.sources import (
@@ -370,7 +371,7 @@ def _provenance_text(name: str, tree: TreeInfo, entries: list[ManifestFile], ori
         lines.append(f"- Commit: `{tree.commit}`")
     lines += [f"- Licence: {tree.licence} (the upstream `LICENSE` is part of this folder)",
               f"- Fetched: {when} from {origin}, by `authpairs data fetch-sources` "
-              f"(authpairs {_version()})",
+              f"(authpairs {__version__})",
               f"- Checked: all {len(entries)} files against the SHA-256 manifest shipped with "
               f"authpairs (manifest SHA-256 `{manifest.sha256}`)",
               f"- How the set was chosen and assembled: `{DOCS_PAGE}` in the authpairs "
@@ -383,7 +384,7 @@ def _provenance_text(name: str, tree: TreeInfo, entries: list[ManifestFile], ori
 def _root_provenance(manifest: SourcesManifest, origin: str, when: str) -> str:
     lines = ["# Provenance: native-policy track sources", "",
              f"Fetched {when} from {origin} by `authpairs data fetch-sources` "
-             f"(authpairs {_version()}). Every file was checked against the SHA-256 manifest "
+             f"(authpairs {__version__}). Every file was checked against the SHA-256 manifest "
              f"shipped with authpairs (manifest SHA-256 `{manifest.sha256}`); each tree's "
              f"`{PROVENANCE}` lists its files with their upstream commits and hashes. How the "
              f"set was chosen and assembled: `{DOCS_PAGE}` in the authpairs repository.", "",
@@ -393,13 +394,6 @@ def _root_provenance(manifest: SourcesManifest, origin: str, when: str) -> str:
         commit = f"`{tree.commit}`" if tree.commit else "one per file (see its PROVENANCE.md)"
         lines.append(f"| `{name}/` | {tree.url} | {commit} | {tree.licence} | {count} |")
     return "\n".join(lines) + "\n"
-
-
-def _version() -> str:
-    try:
-        return metadata.version("authpairs")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
 
 
 def fetch_sources(dest: Path | str | None = None, origin: str | None = None, *,

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from authpairs.main_job import cache_root
 from authpairs.tracks.native.errors import NativeImportError
 
 SOURCES_ENV = "AUTHPAIRS_SOURCES"
-CACHE_ENV = "AUTHPAIRS_CACHE"
 OPENFGA_DIR = "openfga-sample-stores"
 CEDAR_DIR = "cedar-examples"
 LICENCE = "Apache-2.0"
@@ -34,9 +34,7 @@ def repo_root() -> Path:
 def default_fetch_dest() -> Path:
     """Where ``fetch-sources`` writes by default: ``$AUTHPAIRS_CACHE/sources``, else
     ``$XDG_CACHE_HOME/authpairs/sources``, else ``~/.cache/authpairs/sources``."""
-    root = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "authpairs")
-    return Path(root) / "sources"
+    return cache_root() / "sources"
 
 
 def default_sources() -> Path:
