@@ -276,3 +276,36 @@ async def test_a_case_spelling_a_control_token_stops_the_run_and_keeps_records(
                         reviewer=_reviewer(lambda r: '{"decision": "ALLOW"}'))
     with RecordStore(records_path) as store:
         assert len(store.case_records(config.resolved_run_id())) == 3
+
+
+async def test_a_reviewer_that_never_suspends_can_be_stopped_mid_run(records_path: Path) -> None:
+    """A reviewer that answers without ever suspending (a baseline, a scripted backend) does not
+    hold the event loop for the whole run: another task on the loop (a caller's timeout, Ctrl-C,
+    a server's other requests) runs while the cases are being reviewed, and when it stops the
+    run, the run stops before its cases are done with every answer received stored."""
+    import asyncio
+
+    config = RunConfig.model_validate({"dataset": "examples", "split": "all", "enforce": False,
+                                       "records": str(records_path), "concurrency": 2})
+    answered: list[str] = []
+
+    def script(request: ChatRequest) -> str:
+        answered.append(request.sha256())
+        return '{"decision": "ALLOW"}'
+
+    async def stop_at_first_answer(run: asyncio.Task[object]) -> int:
+        while not answered:
+            await asyncio.sleep(0)
+        run.cancel()
+        return len(answered)
+
+    reviewer = ModelReviewer(get_interface("direct"), ScriptedBackend(script), SamplingConfig())
+    run = asyncio.ensure_future(run_async(config, progress=False, reviewer=reviewer))
+    seen = await stop_at_first_answer(run)
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    with RecordStore(records_path) as store:
+        (info,) = store.list_runs()
+        stored = {record.input_sha256 for record in store.case_records(info.run_id)}
+    assert seen < 8 and len(answered) < 8  # the run was stopped part-way through its 8 cases
+    assert stored == set(answered)

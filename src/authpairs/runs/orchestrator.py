@@ -3,12 +3,12 @@
 ``concurrency`` workers in one :class:`asyncio.TaskGroup` share one iterator of claimed cases
 (:func:`~authpairs.runs.claims.claimed_cases`: only cases without a record, claimed so that a
 second process on the same run never reviews them too). Each worker reviews its case with the
-run's
-:class:`~authpairs.runs.case_runner.CaseRunner` (render, ask within the deadline, retry
-*transport* failures only, parse, enforce), and hand its records to the
+run's :class:`~authpairs.runs.case_runner.CaseRunner` (render, ask within the deadline, retry
+*transport* failures only, parse, enforce) and hands the records (``build_records``) to the
 :class:`~authpairs.runs.writer.RecordWriter`, which stores each case record with its attempts
 atomically, in batches. A case whose transport failures exhaust the retries gets no case record
--- it is never scored as a decision -- and a later re-run of the same command tries it again.
+(its attempts are stored, its claim freed) -- it is never scored as a decision -- and a later
+re-run of the same command tries it again.
 When the run stops, the claims it still holds are freed.
 
 Retries are shown on the progress line and logged (logger ``authpairs.runs``) without flooding:
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from authpairs.backends.base import EndpointDownError
@@ -34,7 +34,7 @@ from authpairs.review.reviewers import Reviewer
 from authpairs.runs.case_runner import CaseRunner, short_cause
 from authpairs.runs.claims import ClaimBlocks, claimed_cases
 from authpairs.runs.progress import ProgressDisplay, RichProgress, SilentProgress
-from authpairs.runs.reviewed import Review, build_records
+from authpairs.runs.reviewed import build_records
 from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
@@ -116,19 +116,12 @@ class RunOrchestrator:
                                (c for c in cases if c.case_id not in done),
                                ClaimBlocks(self.concurrency, largest), self.lease_s, books.skipped)
 
-        async def work() -> None:
-            for case in claims:
-                review = await self.runner.review(case)
-                try:  # one turn of the loop before the records: a reviewer that never
-                    await asyncio.sleep(0)  # suspends (a baseline) must not hold it all run
-                finally:  # a run stopped at that turn still stores the answer it received
-                    self._record(case, review, writer, books)
-
         books.display.start(self.run_id, books.state.total, books.state.already_done)
         try:
             async with asyncio.TaskGroup() as group:
                 flusher = group.create_task(writer.flush_when_due())
-                await asyncio.wait([group.create_task(work()) for _ in range(self.concurrency)])
+                await asyncio.wait([group.create_task(self._work(claims, writer, books))
+                                    for _ in range(self.concurrency)])
                 flusher.cancel()
         except BaseExceptionGroup as failures:  # a failing worker or flusher stops them all
             books.state.stopped = _stop_reason(failures)
@@ -143,18 +136,20 @@ class RunOrchestrator:
                     books.display.close()
         return books.state
 
-    def _record(self, case: Case, review: Review, writer: RecordWriter, books: _Books) -> None:
-        """Hand the review of ``case`` to the writer, or store its failed attempts and free the
-        case for a later invocation."""
-        if review.effect is not None and not review.effect.audit_ok:
-            books.audit_failed.add(case.case_id)
-        record, attempts = build_records(self.run_id, case, review)
-        if record is not None:
-            writer.add(record, attempts)
-            return
-        self.store.add_attempts(attempts)
-        self.store.release(self.run_id, case.case_id)
-        books.infrastructure_failed(case.case_id, review.attempts[-1].error or "")
+    async def _work(self, claims: Iterator[Case], writer: RecordWriter, books: _Books) -> None:
+        """One worker: review claimed cases until there are none left and hand the records of
+        each to the writer (a case whose retries ran out: its attempts only, and no record)."""
+        for case in claims:
+            review = await self.runner.review(case)
+            try:  # one turn of the loop before the records: a reviewer that never
+                await asyncio.sleep(0)  # suspends (a baseline) must not hold it all run
+            finally:  # a run stopped at that turn still stores the answer it received
+                if review.effect is not None and not review.effect.audit_ok:
+                    books.audit_failed.add(case.case_id)
+                record, attempts = build_records(self.run_id, case, review)
+                writer.add(record, attempts)
+                if record is None:
+                    books.infrastructure_failed(case.case_id, review.attempts[-1].error or "")
 
 
 @dataclass

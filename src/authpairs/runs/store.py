@@ -1,10 +1,10 @@
 """SQLite record store (WAL): runs, case records, attempts and per-case claims.
 
-* **Durable**: writes are committed per case, so a process killed mid-run (even with ``kill -9``)
-  loses at most the case in flight; ``PRIMARY KEY(run_id, case_id)`` makes duplicates impossible.
+* **Durable**: what a transaction committed survives a process killed mid-run (even with
+  ``kill -9``); ``PRIMARY KEY(run_id, case_id)`` makes duplicates impossible.
 * **Shared**: any number of processes may read; several ``authpairs run`` processes may work on
-  the same run -- each case is *claimed* (:meth:`RecordStore.claim`) before it is reviewed, so no
-  case is reviewed twice, and a claim of a dead process or past its lease is taken over.
+  the same run -- each case is *claimed* (:meth:`RecordStore.claim_many`) before it is reviewed,
+  so no case is reviewed twice, and a claim of a dead process or past its lease is taken over.
 * **Tamper-evident**: every case record and attempt is stored as canonical text with its SHA-256,
   chained per run (:mod:`authpairs.runs.chain`); the run header holds the chain head and length
   and a seal over both (schema version 3).
@@ -23,7 +23,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -468,12 +468,6 @@ class RecordStore:
         what = f"case '{case_ids[0]}'" if len(case_ids) == 1 else f"{len(case_ids)} cases"
         return _patiently(attempt, f"{self.path}: claiming {what}")
 
-    def release(self, run_id: str, case_id: str) -> None:
-        """Drop this owner's claim on a case (after infrastructure failures)."""
-        _patiently(lambda: self._conn.execute(
-            "DELETE FROM claims WHERE run_id=? AND case_id=? AND owner=?",
-            (run_id, case_id, self.owner)), f"{self.path}: releasing case '{case_id}'")
-
     def release_all(self, run_id: str) -> None:
         """Drop every claim this owner still holds in ``run_id``: the run stopped, and what it
         had claimed but not recorded is free for the next invocation, even in this process."""
@@ -543,10 +537,13 @@ class RecordStore:
         when the case already has a record in this run."""
         return self.add_cases([(record, attempts)])[0]
 
-    def add_cases(self, items: list[tuple[CaseRecord, list[AttemptRecord]]]) -> list[bool]:
-        """Store several scored cases with their attempts in one transaction (all or none),
-        each as :meth:`add_case` would, in the order given; one flag per item (False: that case
-        already had a record, and nothing of it was stored)."""
+    def add_cases(self, items: Sequence[tuple[CaseRecord | None, list[AttemptRecord]]]
+                  ) -> list[bool]:
+        """Store several cases with their attempts in one transaction (all or none), in the
+        order given, and free their claims; one flag per item. A scored case is stored as
+        :meth:`add_case` would (False: it already had a record, and nothing of it was stored);
+        of a case without a record (its infrastructure retries ran out) only the attempts are
+        stored (False)."""
         if not items:
             return []
 
@@ -555,23 +552,25 @@ class RecordStore:
             entries: dict[str, list[tuple[str, BaseModelLike]]] = {}  # per run, in order
             keys: set[tuple[str, str]] = set()
             with self.transaction() as conn:
-                recorded = self._recorded(conn, [(r.run_id, r.case_id) for r, _ in items])
+                recorded = self._recorded(conn, [(r.run_id, r.case_id) for r, _ in items if r])
                 for record, attempts in items:
-                    key = (record.run_id, record.case_id)
-                    if key in keys or key in recorded:
+                    first = attempts[0] if record is None else record
+                    key = (first.run_id, first.case_id)
+                    if record is not None and (key in keys or key in recorded):
                         stored.append(False)
                         continue
                     keys.add(key)
-                    chain = entries.setdefault(record.run_id, [])
-                    chain.append(("case", record))
+                    chain = entries.setdefault(first.run_id, [])
+                    chain += [] if record is None else [("case", record)]
                     chain += [("attempt", a) for a in attempts]
-                    stored.append(True)
+                    stored.append(record is not None)
                 for run_id, run_entries in entries.items():
                     self._append(conn, run_id, run_entries)
                 conn.executemany("DELETE FROM claims WHERE run_id=? AND case_id=?", keys)
             return stored
 
-        what = f"case '{items[0][0].case_id}'" if len(items) == 1 else f"{len(items)} cases"
+        first = items[0][0] or items[0][1][0]
+        what = f"case '{first.case_id}'" if len(items) == 1 else f"{len(items)} cases"
         return _patiently(write, f"{self.path}: storing {what}")
 
     def add_attempts(self, attempts: list[AttemptRecord]) -> None:

@@ -1,12 +1,12 @@
 """Batched storing of finished cases: one SQLite transaction per batch instead of one per case.
 
-A run's workers hand each finished case (its record and attempts) to the run's
-:class:`RecordWriter`, which stores the buffered cases together when the buffer holds
-``batch_size`` of them, when the oldest has waited ``max_delay_s``, and when the run ends (even by
-an error or an interrupt). A case is *recorded* once its batch has committed; a process killed
-before that leaves the case unrecorded and still claimed by a dead process, so the next run of the
-same command reviews it again (see ``docs/reliability.md``): nothing already recorded is ever lost
-or stored twice.
+A run's workers hand each finished case (its record and attempts, or only the attempts of a case
+whose infrastructure retries ran out) to the run's :class:`RecordWriter`, which stores the buffered
+cases together when the buffer holds ``batch_size`` of them, when the oldest has waited
+``max_delay_s``, and when the run ends (even by an error or an interrupt). A case is *recorded* once
+its batch has committed; a process killed before that leaves the case unrecorded and still claimed
+by a dead process, so the next run of the same command reviews it again (see
+``docs/reliability.md``): nothing already recorded is ever lost or stored twice.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ DEFAULT_MAX_DELAY_S = 0.2
 class RecordWriter:
     """Buffers finished cases and stores them in batches (see the module docstring).
 
-    ``on_stored(case_id, stored)`` is called for every case once its batch has committed;
-    ``stored`` is False when another process had recorded the case first.
+    ``on_stored(case_id, stored)`` is called for every case with a record once its batch has
+    committed; ``stored`` is False when another process had recorded the case first.
     """
 
     def __init__(self, store: RecordStore, on_stored: Callable[[str, bool], None], *,
@@ -35,11 +35,12 @@ class RecordWriter:
         self.on_stored = on_stored
         self.batch_size = max(1, batch_size)
         self.max_delay_s = max_delay_s
-        self._buffer: list[tuple[CaseRecord, list[AttemptRecord]]] = []
+        self._buffer: list[tuple[CaseRecord | None, list[AttemptRecord]]] = []
         self._oldest = 0.0
 
-    def add(self, record: CaseRecord, attempts: list[AttemptRecord]) -> None:
-        """Buffer one finished case; stores the batch when it is full."""
+    def add(self, record: CaseRecord | None, attempts: list[AttemptRecord]) -> None:
+        """Buffer one finished case (``record`` None: its attempts only, the case stays
+        unrecorded and its claim is freed); stores the batch when it is full."""
         if not self._buffer:
             self._oldest = time.monotonic()
         self._buffer.append((record, attempts))
@@ -50,7 +51,8 @@ class RecordWriter:
         """Store every buffered case now, in one transaction."""
         items, self._buffer = self._buffer, []
         for (record, _), stored in zip(items, self.store.add_cases(items), strict=True):
-            self.on_stored(record.case_id, stored)
+            if record is not None:
+                self.on_stored(record.case_id, stored)
 
     async def flush_when_due(self) -> None:
         """Run until cancelled: flush the buffer whenever its oldest case is ``max_delay_s``
