@@ -115,10 +115,10 @@ def test_end_to_end_with_baseline_reviewers(tmp_path: Path) -> None:
     calls: list[str] = []
 
     def executor(config: RunConfig) -> str:
-        from authpairs.runs.api import execute_run
+        from authpairs.api import run
 
         calls.append(config.resolved_run_id())
-        return execute_run(config, progress=False)
+        return run(config).run_id
 
     plan = load_plan(plan_file)
     first = run_study(plan, executor=executor)

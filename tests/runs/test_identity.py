@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.runs.api import execute_run
+from authpairs.api import run
 from authpairs.runs.config import config_from_dict
 from authpairs.runs.store import RecordStoreError
 
@@ -46,11 +46,9 @@ def test_result_relevant_settings_change_the_identity(change: dict[str, object])
 def test_changing_a_result_relevant_setting_under_one_run_id_is_an_error(tmp_path: Path) -> None:
     base = {"dataset": "examples", "split": "all", "enforce": False, "run_id": "fixed",
             "records": str(tmp_path / "r.sqlite"), "reviewer": {"baseline": "always-allow"}}
-    execute_run(config_from_dict(base), progress=False)
-    execute_run(config_from_dict({**base, "concurrency": 7, "infra_retries": 0}),
-                progress=False)  # resumes: nothing result-relevant changed
-    with pytest.raises(RecordStoreError, match="different configuration"):
-        execute_run(config_from_dict({**base, "reviewer": {"baseline": "always-block"}}),
-                    progress=False)
+    run(config_from_dict(base))
+    run(config_from_dict({**base, "concurrency": 7, "infra_retries": 0}))  # resumes: nothing
+    with pytest.raises(RecordStoreError, match="different configuration"):  # result-relevant
+        run(config_from_dict({**base, "reviewer": {"baseline": "always-block"}}))  # changed
     with pytest.raises(RecordStoreError, match="different"):
-        execute_run(config_from_dict({**base, "limit": 2}), progress=False)
+        run(config_from_dict({**base, "limit": 2}))

@@ -28,7 +28,7 @@ C(4,2) x 2 x 3 = 36 contrasts. Holm adjusts over the whole family.
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -254,19 +254,18 @@ def run_study(plan: StudyPlan, *, execute: bool = True, progress: bool = True,
     from authpairs.analysis.runref import RunRef, load_records
 
     cells = expand_plan(plan, origin=origin)
-    run = executor
-    if run is None and execute:
-        from authpairs.runs.api import execute_run  # the run API, loaded only to run
-
-        run = functools.partial(execute_run, progress=progress)
     records: dict[str, list[CaseRecord]] = {}
     for cell in cells:
-        run_id = cell.run_id
-        if run is not None:
-            got = run(cell.config)
-            if got != run_id:
-                raise StudyPlanError(f"executor returned run id '{got}' for cell "
-                                     f"{cell.labels()}, expected '{run_id}'")
+        run_id = got = cell.run_id
+        if executor is not None:
+            got = executor(cell.config)
+        elif execute:
+            from authpairs.runs.api import run_async  # the run API, loaded only to run
+
+            got = asyncio.run(run_async(cell.config, progress=progress)).run_id
+        if got != run_id:
+            raise StudyPlanError(f"executor returned run id '{got}' for cell "
+                                 f"{cell.labels()}, expected '{run_id}'")
         if on_cell is not None:
             on_cell(cell, run_id)
         records[run_id] = load_records(RunRef(Path(cell.config.records), run_id))

@@ -1,12 +1,8 @@
-"""The Python API of a run: everything ``authpairs run`` does, callable from code.
-
->>> from authpairs.runs.config import RunConfig
->>> run_id = execute_run(RunConfig(dataset="examples", reviewer={"baseline": "always-allow"}))
-"""
+"""What ``authpairs run`` does, callable from code: :func:`run_async` runs (or resumes) a
+configured run (:func:`authpairs.api.run` is its synchronous, public form)."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata
 import platform
 from contextlib import AsyncExitStack, ExitStack
@@ -159,8 +155,3 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
             state.notes.append(cap)
         return state
 
-
-def execute_run(config: RunConfig, *, progress: bool = True) -> str:
-    """Run (or resume) a configured run synchronously; returns the run id."""
-    asyncio.run(run_async(config, progress=progress))
-    return config.resolved_run_id()
