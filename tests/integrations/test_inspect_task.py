@@ -25,7 +25,7 @@ from authpairs.integrations.inspect_task import (
     epoch_records,
 )
 from authpairs.integrations.inspect_tasks import cases, language
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs.api import run_async
@@ -55,7 +55,7 @@ def _sample_text(sample: Sample) -> str:
     return repr(data)
 
 
-@pytest.mark.parametrize("name", interface_names())
+@pytest.mark.parametrize("name", INTERFACES.names())
 def test_samples_hold_only_the_rendered_public_view(name: str) -> None:
     interface = get_interface(name)
     for dataset in (load_examples(), load_language_dataset()):

@@ -29,7 +29,7 @@ from authpairs.review.guardrails import safeguard
 from authpairs.review.guardrails.answers import parse_label, parse_with
 from authpairs.review.guardrails.http_service import HttpGuardrailOptions, HttpGuardrailReviewer
 from authpairs.review.guardrails.native import NativeInterface
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 from authpairs.review.outcome import Decision, OutcomeStatus, ReasonCode, ReviewOutcome
 from authpairs.runs.reviewed import safe_parse
 from tests.review.answers import harmony_ids, harmony_parts, harmony_response, response
@@ -61,7 +61,7 @@ def _allow(name: str, finish_reason: str | None = "stop") -> ReviewOutcome:
 
 
 def test_every_interface_has_an_allow_answer_here() -> None:
-    assert set(interface_names()) == set(ALLOW_ANSWERS)
+    assert set(INTERFACES.names()) == set(ALLOW_ANSWERS)
     for name in ALLOW_ANSWERS:
         assert _allow(name).decision is Decision.ALLOW, name
 

@@ -12,7 +12,7 @@ from authpairs.cases.models import (
     PublicCase,
     Request,
 )
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 from authpairs.review.schemas import STRUCTURED_SCHEMA
 
 CASE = PublicCase(
@@ -30,7 +30,7 @@ CASE = PublicCase(
     effect=EffectDescriptor(type="record_update", params={"record_id": "R1"}))
 
 
-@pytest.mark.parametrize("name", interface_names())
+@pytest.mark.parametrize("name", INTERFACES.names())
 def test_every_public_field_is_rendered(name: str) -> None:
     request = get_interface(name).render(CASE)
     # Chat messages, a raw completion prompt, and request options (Granite's criteria,

@@ -12,7 +12,7 @@ from authpairs.cases.dataset import Dataset
 from authpairs.cases.examples import load_examples
 from authpairs.cases.models import Case, Label
 from authpairs.review.guardrails.registry import resolve_guardrail
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 from authpairs.review.reviewers import BaselineReviewer
 from authpairs.tracks.language.cases import load_language_dataset
 
@@ -38,7 +38,7 @@ def _flip(case: Case) -> Case:
                                    "attributes": {"family": "SECRET-FAMILY"}})
 
 
-@pytest.mark.parametrize("name", interface_names())
+@pytest.mark.parametrize("name", INTERFACES.names())
 def test_prompts_depend_only_on_the_public_half(name: str) -> None:
     interface = get_interface(name)
     for dataset in _datasets():

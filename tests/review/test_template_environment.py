@@ -9,7 +9,7 @@ import pytest
 
 from authpairs.cases.dataset import load_dataset
 from authpairs.review import templates
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 
 TEMPLATES = Path(templates.__file__).parent / "templates"
 EXAMPLES = Path(templates.__file__).parents[1] / "cases" / "data" / "examples.jsonl"
@@ -40,7 +40,7 @@ def test_a_state_key_named_like_a_dict_method_renders_as_jinja_renders_it() -> N
             == _plain().get_template("case.j2").render(**case))
 
 
-@pytest.mark.parametrize("interface", interface_names())
+@pytest.mark.parametrize("interface", INTERFACES.names())
 def test_every_interface_renders_the_examples_as_plain_jinja_does(
         interface: str, monkeypatch: pytest.MonkeyPatch) -> None:
     reviewer = get_interface(interface)

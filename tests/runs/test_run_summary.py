@@ -115,15 +115,15 @@ def test_written_chain_is_only_a_chain_this_store_wrote_alone(tmp_path: Path) ->
     db = tmp_path / "r.sqlite"
     with RecordStore(db) as first, RecordStore(db) as second:
         first.open_run(_info("r"))
-        assert first.written_chain("r") == _header(db, "r")  # created: the genesis, length 0
+        assert first.written_chains.get("r") == _header(db, "r")  # created: the genesis, length 0
         first.add_cases([(_record("r", "1"), []), (_record("r", "2"), [])])
-        assert first.written_chain("r") == _header(db, "r") and _header(db, "r")[1] == 2
+        assert first.written_chains.get("r") == _header(db, "r") and _header(db, "r")[1] == 2
         second.open_run(_info("r"))  # resumes: it did not create the run
-        assert second.written_chain("r") is None
+        assert second.written_chains.get("r") is None
         second.add_case(_record("r", "3"), [])
-        assert second.written_chain("r") is None
+        assert second.written_chains.get("r") is None
         first.add_case(_record("r", "4"), [])  # another writer appended in between
-        assert first.written_chain("r") is None
+        assert first.written_chains.get("r") is None
 
 
 def test_written_chain_is_forgotten_when_a_transaction_rolls_back(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_written_chain_is_forgotten_when_a_transaction_rolls_back(tmp_path: Path
         store.open_run(_info("r"))
         with pytest.raises(RuntimeError), store.transaction():
             raise RuntimeError("stop")
-        assert store.written_chain("r") is None
+        assert store.written_chains.get("r") is None
 
 
 def test_an_edited_header_is_verified_in_full(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_an_edited_header_is_verified_in_full(tmp_path: Path) -> None:
     with RecordStore(db) as store:
         store.open_run(_info("r"))
         store.add_cases([(_record("r", "1"), [])])
-        written = store.written_chain("r")
+        written = store.written_chains.get("r")
     assert written is not None
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE runs SET expected_json = '[\"1\",\"2\"]' WHERE run_id = 'r'")
@@ -153,7 +153,7 @@ def test_the_written_chain_is_read_as_stored(tmp_path: Path) -> None:
     with RecordStore(db) as store:
         store.open_run(_info("r"))
         store.add_cases([(_record("r", "2"), []), (_record("r", "1"), [])])
-        written = store.written_chain("r")
+        written = store.written_chains.get("r")
     seen: list[str] = []
     with RecordStore(db, readonly=True) as store:
         assert check_verified(store, db, "r", lambda r: seen.append(r.case_id),

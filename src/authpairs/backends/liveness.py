@@ -13,7 +13,7 @@ seconds pass without progress; what counts as progress is the backend's business
   the requests holding the slots are bounded by their own clocks.
 
 The run's case runner opens the clock around each attempt; a backend used on its own opens one
-per request, and a backend inside a run reports to the run's clock (:func:`current_clock`)
+per request, and a backend inside a run reports to the run's clock (:data:`CURRENT`)
 instead of starting a second one. The clock lives in a context variable, so it reaches the backend
 through any reviewer without being passed along.
 """
@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar, Token
 from types import TracebackType
 
-_CURRENT: ContextVar[AttemptClock | None] = ContextVar("authpairs_attempt_clock", default=None)
+#: The clock of the attempt running in this context, if any (``CURRENT.get()``).
+CURRENT: ContextVar[AttemptClock | None] = ContextVar("authpairs_attempt_clock", default=None)
 
 
 class AttemptClock:
@@ -44,13 +45,13 @@ class AttemptClock:
     async def __aenter__(self) -> AttemptClock:
         self._timeout = asyncio.timeout(self.deadline_s)
         await self._timeout.__aenter__()
-        self._token = _CURRENT.set(self)
+        self._token = CURRENT.set(self)
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         traceback: TracebackType | None) -> None:
         assert self._timeout is not None and self._token is not None
-        _CURRENT.reset(self._token)
+        CURRENT.reset(self._token)
         await self._timeout.__aexit__(exc_type, exc, traceback)
 
     def _reschedule(self, delay: float | None) -> None:
@@ -87,14 +88,9 @@ class AttemptClock:
         return f"timeout: no complete reply within the {deadline:g} s deadline"
 
 
-def current_clock() -> AttemptClock | None:
-    """The clock of the attempt running in this context, if any."""
-    return _CURRENT.get()
-
-
 def progress() -> None:
     """Report progress to the running attempt's clock (nothing happens outside an attempt)."""
-    clock = _CURRENT.get()
+    clock = CURRENT.get()
     if clock is not None:
         clock.progress()
 
@@ -102,6 +98,6 @@ def progress() -> None:
 @contextlib.contextmanager
 def paused() -> Iterator[None]:
     """Stop the running attempt's clock for the duration (see :meth:`AttemptClock.paused`)."""
-    clock = _CURRENT.get()
+    clock = CURRENT.get()
     with contextlib.nullcontext() if clock is None else clock.paused():
         yield

@@ -451,7 +451,7 @@ class OpenAIBackend:
         """The clock this request reports to: the running attempt's (inside a run), else one
         of its own with the backend's ``deadline_s``. A timeout -- the own clock expired, or no
         byte for httpx's read timeout -- or a failed connection is a :class:`TransportError`."""
-        running = liveness.current_clock()
+        running = liveness.CURRENT.get()
         clock = running if running is not None else AttemptClock(self.deadline_s)
         try:
             async with contextlib.nullcontext() if running is not None else clock:

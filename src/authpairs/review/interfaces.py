@@ -158,11 +158,6 @@ def get_interface(name: str, options: dict[str, Any] | None = None) -> ReviewInt
         raise ReviewerError(f"interface '{name}': bad interface_options: {exc}") from None
 
 
-def interface_names() -> list[str]:
-    """Names of all registered interfaces."""
-    return INTERFACES.names()
-
-
 @register_interface
 class DirectInterface(ReviewInterface):
     """Direct review: a single decision."""

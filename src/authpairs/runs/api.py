@@ -148,7 +148,7 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
                                            * attempts + 60.0 * attempts + 60.0,
                                            deadline_s=config.reviewer.backend.deadline_s)
             state = await orchestrator.run(dataset, progress=progress)
-            state.written_chain = store.written_chain(run_id)
+            state.written_chain = store.written_chains.get(run_id)
         backend = info.config["reviewer"].get("backend")
         cap = in_flight_cap(config.concurrency, backend if isinstance(backend, dict) else {})
         if cap is not None:

@@ -63,7 +63,7 @@ class RunProgress:
     #: error's message and hint.
     stopped: str | None = None
     #: The chain head and length this invocation left in the run header when it created the
-    #: run and wrote every entry of its chain itself (``RecordStore.written_chain``), else None.
+    #: run and wrote every entry of its chain itself (``RecordStore.written_chains``), else None.
     written_chain: tuple[str, int] | None = None
 
     @property

@@ -239,9 +239,11 @@ class RecordStore:
         self.schema_version = SCHEMA_VERSION
         """The file's schema version (2 for an old file read as it is)."""
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}:{time.time_ns()}"
-        self._written: dict[str, tuple[str, int]] = {}
+        self.written_chains: dict[str, tuple[str, int]] = {}
         """Runs this store created, with the chain head and length it last committed, while it
-        wrote every entry of their chains itself (see :meth:`written_chain`)."""
+        wrote every entry of their chains itself (no other writer appended in between, nothing
+        rolled back). A reader in the same process may then take a run's records as it wrote
+        them when the header still ends there (``authpairs.analysis.runref.check_verified``)."""
         try:
             self._conn = self._connect()
             self._check_schema()
@@ -346,12 +348,12 @@ class RecordStore:
             yield self._conn
         except BaseException:
             self._conn.execute("ROLLBACK")
-            self._written.clear()  # what this store wrote is no longer known for certain
+            self.written_chains.clear()  # what this store wrote is no longer known for certain
             raise
         try:
             self._conn.execute("COMMIT")
         except BaseException:
-            self._written.clear()
+            self.written_chains.clear()
             raise
 
     # -- runs -------------------------------------------------------------------------------
@@ -381,7 +383,7 @@ class RecordStore:
                     (*(row[c] for c in _HEADER_COLUMNS), head, genesis, 0,
                      seal(head, genesis, 0))).rowcount == 1
             if created:
-                self._written[info.run_id] = (genesis, 0)
+                self.written_chains[info.run_id] = (genesis, 0)
 
         _patiently(insert, f"{self.path}: writing the header of run '{info.run_id}'")
         existing = self.get_run(info.run_id)
@@ -484,7 +486,7 @@ class RecordStore:
         if row is None:
             raise RecordStoreError(f"{self.path}: no run '{run_id}' (open it first)")
         head, length, header = str(row[0]), int(row[1]), str(row[2])
-        mine = self._written.pop(run_id, None) == (head, length)  # every entry so far is ours
+        mine = self.written_chains.pop(run_id, None) == (head, length)  # every entry is ours
         cases: list[tuple[object, ...]] = []
         attempts: list[tuple[object, ...]] = []
         for kind, record in entries:
@@ -511,16 +513,7 @@ class RecordStore:
         conn.execute("UPDATE runs SET chain_head=?, chain_length=?, seal_sha256=? WHERE run_id=?",
                      (head, length, seal(header, head, length), run_id))
         if mine:  # kept only if the transaction commits (a rollback forgets every run)
-            self._written[run_id] = (head, length)
-
-    def written_chain(self, run_id: str) -> tuple[str, int] | None:
-        """The chain head and length this store committed last for ``run_id`` when it created
-        the run and wrote every entry of its chain itself (no other writer appended in
-        between, nothing rolled back); None otherwise. A reader in the same process may then
-        take the run's records as it wrote them when the header still ends there
-        (:func:`authpairs.analysis.runref.check_verified`)."""
-        return self._written.get(run_id)
-
+            self.written_chains[run_id] = (head, length)
     @staticmethod
     def _recorded(conn: sqlite3.Connection,
                   keys: list[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from authpairs.backends.base import ChatResponse
 from authpairs.errors import ReviewerError
-from authpairs.review.interfaces import get_interface, interface_names
+from authpairs.review.interfaces import INTERFACES, get_interface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 from authpairs.review.parsing import (
     ascii_lower,
@@ -26,7 +26,7 @@ BASIC_PARSERS = ("label", "json")
 
 def parser_names() -> list[str]:
     """Every parser name a guardrail may use."""
-    return [*BASIC_PARSERS, *interface_names()]
+    return [*BASIC_PARSERS, *INTERFACES.names()]
 
 
 def check_parser(name: str) -> str:
