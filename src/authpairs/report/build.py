@@ -28,6 +28,7 @@ from authpairs.analysis.study import (
 )
 from authpairs.report import figures as fig
 from authpairs.report.cases import case_section
+from authpairs.report.files import write_json
 from authpairs.report.paired import (
     agent_pair,
     compared,
@@ -184,12 +185,12 @@ def build_report(req: ReportRequest) -> ReportResult:
     unverified = [r.unverified.describe() for r in runs if r.unverified is not None]
     html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad,
                                 unverified=unverified), encoding="utf-8")
-    (req.out / "report.json").write_text(json.dumps({
+    write_json(req.out / "report.json", {
         "runs": [r.name for r in runs], "incomplete": bad,
         "unverified_runs": [r.name for r in runs if r.unverified is not None],
         "sections": [s.key for s in sections], "omitted": omitted,
         "figures": [f.stem for s in sections for f in s.figures],
         "tables": sorted(str(p.relative_to(req.out)) for p in (req.out / "tables").glob("*.csv")),
-    }, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    })
     return ReportResult(html, sections, omitted, bad, [r.name for r in runs],
                         time.perf_counter() - t0)
