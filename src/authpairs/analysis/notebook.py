@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "html_tables",
-           "print_note", "text_tables"]
+           "text_tables"]
 
 if TYPE_CHECKING:
     import pandas
@@ -178,11 +178,6 @@ def _note(note: str | Text) -> Text:
     text = note.copy() if isinstance(note, Text) else Text(note)
     text.overflow = "fold"
     return text
-
-
-def print_note(console: Console, note: str | Text) -> None:
-    """Print a note as a table's notes are printed (wrapped, never read as markup)."""
-    console.print(_note(note), highlight=False)
 
 
 def _plain(cell: RenderableType) -> str:
