@@ -183,14 +183,11 @@ class RunResult(NotebookView):
         and infrastructure retries."""
         from authpairs.analysis.outcomes import case_outcome
 
-        rows = [{**case_outcome(r).to_dict(), **{k: getattr(r, k) for k in _COST_COLUMNS}}
+        costs = ("input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
+                 "infra_attempts")
+        rows = [{**case_outcome(r).to_dict(), **{k: getattr(r, k) for k in costs}}
                 for r in self.records]
         return list(dict.fromkeys(k for row in rows for k in row)) or ["case_id"], rows
-
-
-_COST_COLUMNS = ("input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
-                 "infra_attempts")
-"""What a case record cost, after its outcome in :meth:`RunResult.to_pandas`."""
 
 
 def as_config(spec: RunSpec) -> RunConfig:

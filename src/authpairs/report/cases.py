@@ -23,7 +23,7 @@ from typing import Any
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
-from authpairs.analysis.outcomes import CaseOutcome
+from authpairs.analysis.outcomes import CaseOutcome, case_outcome
 from authpairs.report.paired import guardrail_runs
 from authpairs.report.runset import ReportRun
 from authpairs.report.sections import Section
@@ -91,10 +91,10 @@ class _Columns:
     """The per-record columns of the browser data, filled one record at a time."""
 
     NAMES = ("run", "case", "label", "family", "cluster", "outcome", "reason", "dispatch",
-             "through", "enforced", "executed", "verified", "audit_ok", "effect_type", "effect",
+             "through", "executed", "verified", "audit_ok", "effect_type", "effect",
              "observation", "effect_error", "prompt", "input_sha256", "answer", "reasoning",
-             "finish", "checks", "infra", "errors", "attributes", "input_tokens",
-             "output_tokens")
+             "finish", "checks", "infra", "errors", "attributes", "input_tokens", "output_tokens")
+    """The columns; ``executed`` and ``audit_ok`` are -1 where nothing was enforced."""
 
     def __init__(self, texts: _Texts) -> None:
         self.texts = texts
@@ -121,28 +121,25 @@ class _Columns:
 
     def add(self, run: int, case: CaseOutcome, index: int, record: CaseRecord | None,
             attempts: Sequence[AttemptRecord]) -> None:
-        """Append one case of a run: its outcome (label, outcome, reason, went through,
-        verified: the one per-case model), and its record and attempts where it has them (an
-        agent run's declined case has none)."""
+        """Append one case of a run: its outcome (the one per-case model), its record and
+        attempts where it has them (an agent run's declined case has none)."""
         ref, json_ref = self.texts.ref, self.texts.json_ref
         formal = next((a for a in reversed(attempts) if a.kind == "formal"), None)  # the last one
         effect = getattr(record, "effect", None)  # getattr(None, name, default): no record
         errors = [a.error for a in attempts if a.kind != "formal" and a.error]
         enforced = effect if getattr(record, "enforced", False) else None  # decision-only: none
         row = {
-            "run": run, "case": index, "label": ref(case.label),
-            "family": ref(case.facts.attributes.get("family")), "cluster": ref(case.facts.cluster),
-            "outcome": ref(case.outcome), "reason": ref(case.reason),
+            "run": run, "case": index, "label": ref(case.label), "cluster": ref(case.facts.cluster),
+            "family": ref(case.facts.attributes.get("family")), "outcome": ref(case.outcome),
+            "reason": ref(case.reason), "through": int(case.went_through),
             "dispatch": ref(getattr(getattr(record, "dispatch", None), "value", None)),
-            "through": int(case.went_through), "enforced": int(enforced is not None),
             "executed": -1 if enforced is None else int(enforced.executed),
             "verified": -1 if case.verified is None else int(case.verified),
             "audit_ok": -1 if enforced is None else int(enforced.audit_ok),
             "effect_type": ref(getattr(effect, "effect_type", None)),
             "effect": json_ref(getattr(effect, "effect", None)),
             "observation": json_ref(getattr(effect, "observation", None)),
-            "effect_error": ref(getattr(effect, "error", None)),
-            "prompt": self._prompt(formal),
+            "effect_error": ref(getattr(effect, "error", None)), "prompt": self._prompt(formal),
             "input_sha256": ref(getattr(record, "input_sha256", None)),
             "answer": ref(getattr(formal, "output_text", None)),
             "reasoning": ref(getattr(formal, "reasoning_text", None)),
@@ -164,7 +161,8 @@ def case_data(runs: Sequence[ReportRun],
     see :data:`TRANSITIONS`)."""
     texts = _Texts()
     columns = _Columns(texts)
-    outcomes = [run.outcomes for run in runs]
+    outcomes = [score.cases if (score := run.agent_score) is not None  # offered cases
+                else [case_outcome(r) for r in run.records] for run in runs]
     case_ids = sorted({c.case_id for cases in outcomes for c in cases})
     case_index = {cid: i for i, cid in enumerate(case_ids)}
     records = [{r.case_id: r for r in run.records} for run in runs]

@@ -224,9 +224,8 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
     """Every ordered all-must-allow composition, routing and the cost grid."""
     for other in members[1:]:
         same_dataset(members[0], other, "--compose")
-    if guardrail_runs(members) != list(members):
-        raise ReportInputError("--compose: agent runs are not composed (an agent run's case "
-                               "records leave out the cases the agent declined)")
+    if guardrail_runs(members) != list(members):  # their records leave out declined cases
+        raise ReportInputError("--compose: agent runs are not composed")
     try:
         matrix, results = compose_all({r.name: r.records for r in members})
     except CompositionError as exc:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.analysis.agent_runs import AgentRunScore, load_agent_score
-from authpairs.analysis.outcomes import CaseOutcome, case_outcome
 from authpairs.analysis.runref import (
     DEFAULT_RECORDS,
     RunRef,
@@ -95,13 +94,6 @@ class ReportRun:
         guardrail run."""
         return (load_agent_score(f"{self.ref.path}::{self.ref.run_id}")
                 if self.info.is_agent_run else None)
-
-    @property
-    def outcomes(self) -> list[CaseOutcome]:
-        """What became of each case (the one per-case outcome model): an agent run's offered
-        cases (:attr:`agent_score`), else each case record's."""
-        score = self.agent_score
-        return [*score.cases] if score is not None else [case_outcome(r) for r in self.records]
 
     def configuration_key(self) -> str:
         """Identity of the configuration without its seed: runs sharing it are seeds of one
