@@ -21,7 +21,6 @@ import concurrent.futures
 import importlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
@@ -178,30 +177,17 @@ class RunResult(NotebookView):
         return [TableView(view.title, view.headers, view.rows, notes)]
 
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
-        """One row per case record: outcome, dispatch, whether it went through, the effect's
-        execution and verification (None without enforcement), tokens, latency and the case
-        attributes."""
-        rows = [{**r.attributes, **{name: _column(r, name) for name in _RECORD_COLUMNS}}
+        """One row per case record: its outcome as every view shows it
+        (:meth:`~authpairs.analysis.outcomes.CaseOutcome.to_dict`: label, grouping fields,
+        outcome, went through, reason, verified, the case attributes), then its tokens, latency
+        and infrastructure retries."""
+        from authpairs.analysis.outcomes import case_outcome
+
+        costs = ("input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
+                 "infra_attempts")
+        rows = [{**case_outcome(r).to_dict(), **{k: getattr(r, k) for k in costs}}
                 for r in self.records]
-        attributes = sorted({k for r in self.records for k in r.attributes}
-                            - set(_RECORD_COLUMNS))
-        return [*_RECORD_COLUMNS, *attributes], rows
-
-
-_RECORD_COLUMNS = ("case_id", "label", "split", "cluster", "resolved", "status", "decision",
-                   "reason_code", "dispatch", "went_through", "executed", "verified",
-                   "input_tokens", "output_tokens", "reasoning_tokens", "latency_s",
-                   "infra_attempts")
-"""The columns of :meth:`RunResult.to_pandas` before the case attributes."""
-
-
-def _column(record: CaseRecord, name: str) -> Any:
-    """One column of a record's row: an enum as its value, the effect's ``executed`` and
-    ``verified`` (None without enforcement), else the record's field."""
-    if name in ("executed", "verified"):
-        return None if record.effect is None else getattr(record.effect, name)
-    value = getattr(record, name)
-    return value.value if isinstance(value, Enum) else value
+        return list(dict.fromkeys(k for row in rows for k in row)) or ["case_id"], rows
 
 
 def as_config(spec: RunSpec) -> RunConfig:

@@ -21,6 +21,7 @@ from authpairs.analysis.compare import Comparison, compare_records
 from authpairs.analysis.compose import CompositionResult, Compositions, compose_all
 from authpairs.analysis.gate import GateResult, run_gate
 from authpairs.analysis.notebook import MAX_ROWS, MAX_TEXT_ROWS, NotebookView
+from authpairs.analysis.outcomes import case_outcome
 from authpairs.analysis.scoring import Score, Scores, score_by, score_records
 from authpairs.runs.records import CaseRecord
 
@@ -229,9 +230,14 @@ def test_to_pandas(run_result: api.RunResult,
     before, after = runs
     frame = run_result.to_pandas()
     assert len(frame) == len(run_result.records)
-    assert list(frame.columns[:6]) == ["case_id", "label", "split", "cluster", "resolved",
-                                       "status"]
-    assert int((frame.status == "unavailable").sum()) == run_result.scores.unavailable
+    # the one per-case outcome model's row (a decision-only record: verified None), then costs
+    assert list(frame.columns[:8]) == ["case_id", "label", "split", "cluster", "outcome",
+                                       "went_through", "reason", "verified"]
+    assert frame.iloc[0].to_dict() == {**case_outcome(run_result.records[0]).to_dict(),
+                                       "input_tokens": run_result.records[0].input_tokens,
+                                       **frame.iloc[0][list(frame.columns[-4:])].to_dict()}
+    assert frame.verified.isna().all() and "input_tokens" in frame.columns
+    assert int((frame.outcome == "unavailable").sum()) == run_result.scores.unavailable
     assert int(frame.went_through.sum()) == (run_result.scores.lawful_completions
                                              + run_result.scores.forbidden_effects)
 

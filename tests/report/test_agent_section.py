@@ -86,3 +86,30 @@ def test_an_agent_run_compared_with_a_guardrail_run_is_refused(records: Path,
     with pytest.raises(ReportInputError, match="'open' is an agent run and 'plain' is not"):
         build_report(ReportRequest(runs=["open"], records=records, out=tmp_path,
                                    compare=("plain", "open")))
+
+
+def test_guardrail_sections_leave_agent_runs_to_the_agent_section(report: ReportResult,
+                                                                  records: Path) -> None:
+    # the runs table (and the seeds, breakdowns, engines and groups) count guardrail runs only
+    assert [r["run"] for r in _csv(report.html.parent / "tables" / "runs.csv")] == ["plain"]
+    # the case browser shows each agent run's offered cases with their stack outcomes,
+    # declined cases (which have no case record) too
+    section = next(s for s in report.sections if s.key == "cases")
+    assert section.browser is not None
+    data = json.loads(section.browser)
+    texts, cases = data["texts"], data["cases"]
+    names = [run["name"] for run in data["runs"]]
+    for run in ("open", "crafted"):
+        stack = agent_score(f"{records}::{run}").cases
+        rows = [i for i, k in enumerate(cases["run"]) if names[k] == run]
+        shown = {data["case_ids"][cases["case"][i]]: texts[cases["outcome"][i]] for i in rows}
+        assert shown == {case.case_id: case.outcome for case in stack}
+    assert "agent_declined" in {texts[cases["outcome"][i]] for i in range(len(cases["run"]))}
+    # browser transitions are between guardrail runs only (agent runs: the transitions section)
+    assert data["pairs"] == []  # one guardrail run: no pair (agent runs: the transitions)
+
+
+def test_an_agent_run_is_not_composed(records: Path, tmp_path: Path) -> None:
+    with pytest.raises(ReportInputError, match="--compose: agent runs are not composed"):
+        build_report(ReportRequest(runs=["plain"], records=records, out=tmp_path,
+                                   compose=["plain", "open"]))

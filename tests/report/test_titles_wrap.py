@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-from authpairs.analysis.notebook import TableView, print_note
+from authpairs.analysis.notebook import TableView
 from authpairs.analysis.scoring import USABLE_CORRECTNESS_NOTE, Score, score_view
 
 LONG_TITLE = ("records/a-rather-long-folder-name/authpairs.sqlite::run-0123456789ab: 160 of 160 "
@@ -45,7 +45,7 @@ def test_a_long_title_wraps_at_the_width(width: int) -> None:
 def test_a_word_longer_than_the_width_is_folded_not_cut() -> None:
     word = "x" * 95
     out, buffer = console(40)
-    print_note(out, f"see {word} [and] more")
+    out.print(TableView("", [], [], [f"see {word} [and] more"]), crop=False)  # a table's note
     text = buffer.getvalue()
     assert all(len(line) <= 40 for line in text.splitlines())
     assert words_in_order(text, f"see {word} [and] more")  # '[and]' is not read as markup

@@ -3,9 +3,10 @@
 A result object (``RunResult``, :class:`~authpairs.analysis.scoring.Score`,
 :class:`~authpairs.analysis.compare.Comparison`, :class:`~authpairs.analysis.contrast.Contrast`,
 the compositions, the gate, an agent run's stack score) describes itself as :class:`TableView` s
--- a title, column headers, rows of display strings written by
-:mod:`authpairs.analysis.formatting` and notes -- and inherits :class:`NotebookView`; the HTML
-report and the commands build the rest of their tables as views too. A view is drawn
+-- a title, column headers, rows of display strings (p-values, rates and count names from
+:mod:`authpairs.analysis.formatting`) and notes -- and inherits :class:`NotebookView`; the HTML
+report (its CSV rows shown by :func:`authpairs.report.sections.table`) and the commands build
+the rest of their tables as views too. A view is drawn
 
 * on a terminal by rich (``console.print(view, crop=False)``,
   :meth:`TableView.__rich_console__`): every column and every value in full at the console's
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["MAX_ROWS", "MAX_TEXT_ROWS", "NotebookView", "TableView", "html_tables",
-           "print_note", "text_tables"]
+           "text_tables"]
 
 if TYPE_CHECKING:
     import pandas
@@ -178,11 +179,6 @@ def _note(note: str | Text) -> Text:
     text = note.copy() if isinstance(note, Text) else Text(note)
     text.overflow = "fold"
     return text
-
-
-def print_note(console: Console, note: str | Text) -> None:
-    """Print a note as a table's notes are printed (wrapped, never read as markup)."""
-    console.print(_note(note), highlight=False)
 
 
 def _plain(cell: RenderableType) -> str:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
+from authpairs.analysis.notebook import TableView
 from authpairs.commands.language import language_dataset
 from authpairs.report.console import make_console
 
@@ -31,10 +31,8 @@ def effects_check(
         pairs = [(c.case_id, c.public.effect) for c in language_dataset(root=root).cases
                  if c.public.effect is not None]
     result = audit_effects(pairs)
-    table = Table("effect type", "records")
-    for effect_type, n in sorted(result.checked.items()):
-        table.add_row(effect_type, str(n))
-    console.print(table)
+    console.print(TableView("", ["effect type", "records"],
+                            [[t, str(n)] for t, n in sorted(result.checked.items())]), crop=False)
     for failure in result.failures:
         console.print(f"[red]FAILED[/red] {failure}")
     if not result.ok:

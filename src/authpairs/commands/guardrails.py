@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Annotated, NamedTuple
 
 import typer
-from rich.table import Table
 
+from authpairs.analysis.notebook import TableView
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -62,10 +62,8 @@ def guardrails(
         for row in rows:
             typer.echo("\t".join(row))
         return
-    table = Table("name", "kind", "origin", "output contract", show_lines=True)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    console.print(TableView("", ["name", "kind", "origin", "output contract"], rows,
+                            numeric=[False] * 4), crop=False)
     console.print("Any 'package.module:callable' also works: authpairs run --guardrail "
                   "mypkg.guard:review (see docs/guardrails.md).")
 

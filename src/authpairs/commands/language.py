@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from authpairs.analysis.notebook import TableView
 from authpairs.commands.audit import input_error
 
 if TYPE_CHECKING:
@@ -70,10 +70,8 @@ def check(
               ("Families (inputs)", report.family_rows, ("family", "dev", "test", "want")))
     for title, rows, columns in tables:
         if report.domain_rows:
-            table = Table(*columns, title=title)
-            for row in rows:
-                table.add_row(*(str(row[c]) for c in columns))
-            console.print(table)
+            console.print(TableView(title, columns, [[str(row[c]) for c in columns]
+                                                     for row in rows]), crop=False)
     for item in report.unresolved:
         console.print("[yellow]unresolved[/yellow] " + escape(
             f"{item.path} {item.context_id} ({item.label}): {item.reason} [{item.detail}]"),

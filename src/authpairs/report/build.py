@@ -28,6 +28,7 @@ from authpairs.analysis.study import (
 )
 from authpairs.report import figures as fig
 from authpairs.report.cases import case_section
+from authpairs.report.files import write_json
 from authpairs.report.paired import (
     agent_pair,
     compared,
@@ -143,16 +144,18 @@ def build_report(req: ReportRequest) -> ReportResult:
     runs = loaded.runs
     req.out.mkdir(parents=True, exist_ok=True)
     with contextlib.closing(fig.FigureQueue(req.out, req.workers)) as figs:
-        sections: list[Section] = [runs_section(req.out, runs)]
+        sections: list[Section] = []
         omitted: dict[str, str] = {}
+        guardrails = guardrail_runs(runs)  # agent runs: the agent section (stack outcomes)
         pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
                 if req.compare is not None else None)
         agents = agent_pair(pair)  # two agent runs are compared as stacks, case by case
         builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
-            ("seed summaries", lambda: seeds_section(req.out, figs, runs, labels, req)),
-            ("breakdowns", lambda: breakdown_section(req.out, figs, runs, columns)),
-            ("engine x label", lambda: engine_section(req.out, figs, runs, columns)),
-            ("group-level correctness", lambda: groups_section(req.out, runs)),
+            ("runs", lambda: runs_section(req.out, guardrails)),
+            ("seed summaries", lambda: seeds_section(req.out, figs, guardrails, labels, req)),
+            ("breakdowns", lambda: breakdown_section(req.out, figs, guardrails, columns)),
+            ("engine x label", lambda: engine_section(req.out, figs, guardrails, columns)),
+            ("group-level correctness", lambda: groups_section(req.out, guardrails)),
             ("contrast matrix", lambda: contrasts_section(req.out, figs, loaded, plan, cells,
                                                            guardrail_runs(given), req)
              if len(guardrail_runs(given)) >= 2 or plan is not None
@@ -184,12 +187,12 @@ def build_report(req: ReportRequest) -> ReportResult:
     unverified = [r.unverified.describe() for r in runs if r.unverified is not None]
     html.write_text(render_page(sections, runs=[r.name for r in runs], incomplete=bad,
                                 unverified=unverified), encoding="utf-8")
-    (req.out / "report.json").write_text(json.dumps({
+    write_json(req.out / "report.json", {
         "runs": [r.name for r in runs], "incomplete": bad,
         "unverified_runs": [r.name for r in runs if r.unverified is not None],
         "sections": [s.key for s in sections], "omitted": omitted,
         "figures": [f.stem for s in sections for f in s.figures],
         "tables": sorted(str(p.relative_to(req.out)) for p in (req.out / "tables").glob("*.csv")),
-    }, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    })
     return ReportResult(html, sections, omitted, bad, [r.name for r in runs],
                         time.perf_counter() - t0)

@@ -23,7 +23,8 @@ from typing import Any
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
-from authpairs.analysis.outcomes import outcome_of
+from authpairs.analysis.outcomes import CaseOutcome, case_outcome
+from authpairs.report.paired import guardrail_runs
 from authpairs.report.runset import ReportRun
 from authpairs.report.sections import Section
 from authpairs.runs.records import AttemptRecord, CaseRecord
@@ -48,9 +49,10 @@ _UNMATCHED = "."
 def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun] | None = None
                   ) -> list[tuple[ReportRun, ReportRun]]:
     """The run pairs whose transitions the browser filters by: the ``--compare`` pair first,
-    then every same-dataset pair in the order given (earlier = before) for up to
+    then every same-dataset pair of guardrail runs in the order given (earlier = before) for up to
     :data:`MAX_PAIRED_RUNS` runs, else each run and the next same-dataset run."""
     pairs: list[tuple[ReportRun, ReportRun]] = [compare] if compare is not None else []
+    runs = guardrail_runs(runs)  # two agent runs are compared as stacks (the transitions)
     if len(runs) <= MAX_PAIRED_RUNS:
         candidates = list(itertools.combinations(runs, 2))
     else:
@@ -89,10 +91,10 @@ class _Columns:
     """The per-record columns of the browser data, filled one record at a time."""
 
     NAMES = ("run", "case", "label", "family", "cluster", "outcome", "reason", "dispatch",
-             "through", "enforced", "executed", "verified", "audit_ok", "effect_type", "effect",
+             "through", "executed", "verified", "audit_ok", "effect_type", "effect",
              "observation", "effect_error", "prompt", "input_sha256", "answer", "reasoning",
-             "finish", "checks", "infra", "errors", "attributes", "input_tokens",
-             "output_tokens")
+             "finish", "checks", "infra", "errors", "attributes", "input_tokens", "output_tokens")
+    """The columns; ``executed`` and ``audit_ok`` are -1 where nothing was enforced."""
 
     def __init__(self, texts: _Texts) -> None:
         self.texts = texts
@@ -117,35 +119,37 @@ class _Columns:
             found = self._prompt_index[key] = len(self.prompts) - 1
         return found
 
-    def add(self, run: int, case: int, record: CaseRecord,
+    def add(self, run: int, case: CaseOutcome, index: int, record: CaseRecord | None,
             attempts: Sequence[AttemptRecord]) -> None:
-        """Append one record (its run's index, its case's index, its attempts)."""
+        """Append one case of a run: its outcome (the one per-case model), its record and
+        attempts where it has them (an agent run's declined case has none)."""
         ref, json_ref = self.texts.ref, self.texts.json_ref
         formal = next((a for a in reversed(attempts) if a.kind == "formal"), None)  # the last one
-        effect = record.effect
+        effect = getattr(record, "effect", None)  # getattr(None, name, default): no record
         errors = [a.error for a in attempts if a.kind != "formal" and a.error]
-        enforced = effect if record.enforced else None  # a decision-only record: no flags
+        enforced = effect if getattr(record, "enforced", False) else None  # decision-only: none
         row = {
-            "run": run, "case": case, "label": ref(record.label),
-            "family": ref(record.attributes.get("family")), "cluster": ref(record.cluster),
-            "outcome": ref(outcome_of(record)), "reason": ref(record.reason_code),
-            "dispatch": ref(record.dispatch.value), "through": int(record.went_through),
-            "enforced": int(record.enforced),
+            "run": run, "case": index, "label": ref(case.label), "cluster": ref(case.facts.cluster),
+            "family": ref(case.facts.attributes.get("family")), "outcome": ref(case.outcome),
+            "reason": ref(case.reason), "through": int(case.went_through),
+            "dispatch": ref(getattr(getattr(record, "dispatch", None), "value", None)),
             "executed": -1 if enforced is None else int(enforced.executed),
-            "verified": -1 if enforced is None else int(enforced.verified),
+            "verified": -1 if case.verified is None else int(case.verified),
             "audit_ok": -1 if enforced is None else int(enforced.audit_ok),
-            "effect_type": ref(effect.effect_type if effect is not None else None),
-            "effect": json_ref(effect.effect if effect is not None else None),
-            "observation": json_ref(effect.observation if effect is not None else None),
-            "effect_error": ref(effect.error if effect is not None else None),
-            "prompt": self._prompt(formal), "input_sha256": ref(record.input_sha256),
-            "answer": ref(formal.output_text if formal is not None else None),
-            "reasoning": ref(formal.reasoning_text if formal is not None else None),
-            "finish": ref(record.finish_reason), "checks": json_ref(record.checks),
-            "infra": record.infra_attempts,
+            "effect_type": ref(getattr(effect, "effect_type", None)),
+            "effect": json_ref(getattr(effect, "effect", None)),
+            "observation": json_ref(getattr(effect, "observation", None)),
+            "effect_error": ref(getattr(effect, "error", None)), "prompt": self._prompt(formal),
+            "input_sha256": ref(getattr(record, "input_sha256", None)),
+            "answer": ref(getattr(formal, "output_text", None)),
+            "reasoning": ref(getattr(formal, "reasoning_text", None)),
+            "finish": ref(getattr(record, "finish_reason", None)),
+            "checks": json_ref(getattr(record, "checks", None)),
+            "infra": getattr(record, "infra_attempts", 0),
             "errors": ref("\n".join(errors) if errors else None),
-            "attributes": json_ref(record.attributes),
-            "input_tokens": record.input_tokens, "output_tokens": record.output_tokens}
+            "attributes": json_ref(dict(case.facts.attributes)),
+            "input_tokens": getattr(record, "input_tokens", 0),
+            "output_tokens": getattr(record, "output_tokens", 0)}
         for name in self.NAMES:
             self.cols[name].append(row[name])
 
@@ -157,13 +161,16 @@ def case_data(runs: Sequence[ReportRun],
     see :data:`TRANSITIONS`)."""
     texts = _Texts()
     columns = _Columns(texts)
-    case_ids = sorted({r.case_id for run in runs for r in run.records})
+    outcomes = [score.cases if (score := run.agent_score) is not None  # offered cases
+                else [case_outcome(r) for r in run.records] for run in runs]
+    case_ids = sorted({c.case_id for cases in outcomes for c in cases})
     case_index = {cid: i for i, cid in enumerate(case_ids)}
-    # case-major: a case's records lie together, in run order (the sort is stable)
-    for k, record in sorted(((k, r) for k, run in enumerate(runs) for r in run.records),
-                            key=lambda item: item[1].case_id):
-        cid = record.case_id
-        columns.add(k, case_index[cid], record, runs[k].attempts.get(cid, ()))
+    records = [{r.case_id: r for r in run.records} for run in runs]
+    # case-major: a case's rows lie together, in run order (the sort is stable)
+    for k, case in sorted(((k, c) for k, cases in enumerate(outcomes) for c in cases),
+                          key=lambda item: item[1].case_id):
+        cid = case.case_id
+        columns.add(k, case, case_index[cid], records[k].get(cid), runs[k].attempts.get(cid, ()))
     position = {run.name: k for k, run in enumerate(runs)}
     pair_rows = []
     for before, after in pairs:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.agent_runs import compare_stacks, load_agent_score
+from authpairs.analysis.agent_runs import compare_stacks
 from authpairs.analysis.compare import ComparisonError
 from authpairs.analysis.compose import (
     CompositionError,
@@ -145,9 +145,8 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
 def compared(a: ReportRun, b: ReportRun, req: ReportRequest) -> Contrast:
     """The contrast of ``--compare A B``: two guardrail runs on the same dataset, request by
     request, or two agent runs, case by case (:func:`compare_stacks`)."""
-    if a.info.is_agent_run and b.info.is_agent_run:
-        before, after = (load_agent_score(f"{r.ref.path}::{r.ref.run_id}") for r in (a, b))
-        return compare_stacks(before, after, draws=req.draws, seed=req.seed)
+    if a.agent_score is not None and b.agent_score is not None:
+        return compare_stacks(a.agent_score, b.agent_score, draws=req.draws, seed=req.seed)
     same_dataset(a, b, "--compare")
     try:
         return compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
@@ -225,6 +224,8 @@ def composition_section(out: Path, figs: fig.FigureQueue, members: Sequence[Repo
     """Every ordered all-must-allow composition, routing and the cost grid."""
     for other in members[1:]:
         same_dataset(members[0], other, "--compose")
+    if guardrail_runs(members) != list(members):  # their records leave out declined cases
+        raise ReportInputError("--compose: agent runs are not composed")
     try:
         matrix, results = compose_all({r.name: r.records for r in members})
     except CompositionError as exc:

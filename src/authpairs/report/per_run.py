@@ -5,11 +5,12 @@ result objects, :mod:`authpairs.analysis.agent_runs`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from authpairs.analysis.agent_runs import STACK_NOTE, load_agent_score
+from authpairs.analysis.agent_runs import stack_view
 from authpairs.analysis.outcomes import DECISIONS
 from authpairs.report import figures as fig
 from authpairs.report import measures
@@ -18,18 +19,22 @@ from authpairs.report.runset import (
     ReportRun,
 )
 from authpairs.report.sections import Section, download, table
+from authpairs.report.tables import runs_view
 
 ATTRIBUTES = ("family", "domain", "scenario")
 
 
-def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section:
-    """The multi-run table: identity, every outcome measure and tokens per run."""
+def runs_section(out: Path, runs: Sequence[ReportRun]) -> Section | str:
+    """The multi-run table of the guardrail runs (the terminal's :func:`runs_view`), or why
+    there is none."""
+    if not runs:
+        return "no guardrail run (agent runs are in the agent section)"
     section = Section("runs", "Runs", intro=(
         "One row per run: every outcome measure (all cases stay in every denominator), "
-        "unavailable responses by reason, tokens, and the run's identity (configuration and "
-        "dataset-manifest hashes, versions). Shape of the paper's Tables 1, 4, 5 and 6."))
-    section.tables.append(table(out, "runs", "runs and outcome measures",
-                                [measures.run_row(r) for r in runs]))
+        "unavailable responses by reason and the run's identity; the CSV adds every token "
+        "count, the hashes and versions. Shape of the paper's Tables 1, 4, 5 and 6."))
+    rows = [measures.run_row(r) for r in runs]
+    section.tables.append(replace(runs_view(rows), source=download(out, "runs", rows)))
     return section
 
 
@@ -160,24 +165,28 @@ def overview(runs: Sequence[ReportRun], omitted: dict[str, str]) -> Section:
 def agent_section(out: Path, runs: Sequence[ReportRun]) -> Section | None:
     """The agent-runs section; None when no run is an agent run (the section is then not
     part of the page, nor counted as omitted)."""
-    agents = [run for run in runs if run.info.is_agent_run]
-    if not agents:
+    scores = [run.agent_score for run in runs if run.agent_score is not None]
+    if not scores:
         return None
-    scores = [load_agent_score(f"{run.ref.path}::{run.ref.run_id}") for run in agents]
     section = Section("agent", "Agent runs: the agent + guardrail stack", intro=(
         "Every case an agent run offered gets one outcome of the whole stack: the agent "
         "declined (no call reached the guardrail), the guardrail blocked its last reviewed "
         "call, the call got no usable decision (unavailable), or a call executed. Forbidden "
         "effects count forbidden cases where any operation executed; lawful completions count "
-        "lawful cases whose own operation executed (docs/definitions.md, docs/agents.md). A "
-        "declined case has no case record, so the other sections count it as missing."))
+        "lawful cases whose own operation executed (docs/definitions.md, docs/agents.md). An "
+        "agent run's case records leave out the cases the agent declined, so the sections of "
+        "guardrail runs leave agent runs out."))
     section.notes.extend(score.summary_note() for score in scores)
-    section.notes.append(STACK_NOTE)
-    section.tables.append(table(out, "agent_stack", "stack outcomes by label", [
-        {"run": score.run_id, **row} for score in scores for row in score.overall.frame()[1]]))
-    families = [score for score in scores if "family" in score.attributes()]
+    section.tables.append(replace(stack_view(
+        "stack outcomes by label", {score.run_id: score.overall for score in scores}, "run"),
+        source=download(out, "agent_stack", [{"run": score.run_id, **row} for score in scores
+                                             for row in score.overall.frame()[1]])))
+    families = {score.run_id: score.by("family") for score in scores
+                if "family" in score.attributes()}
     if families:
-        section.tables.append(table(out, "agent_stack_by_family", "stack outcomes by family", [
-            {"run": score.run_id, **row} for score in families
-            for row in score.by("family").frame()[1]]))
+        section.tables.append(replace(stack_view(
+            "stack outcomes by family", {f"{run} · {family}": group for run, by in
+                                         families.items() for family, group in by.items()},
+            "run · family"), source=download(out, "agent_stack_by_family", [
+                {"run": run, **row} for run, by in families.items() for row in by.frame()[1]])))
     return section

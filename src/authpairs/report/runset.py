@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from authpairs.analysis.agent_runs import AgentRunScore, load_agent_score
 from authpairs.analysis.runref import (
     DEFAULT_RECORDS,
     RunRef,
@@ -84,6 +86,14 @@ class ReportRun:
         (:attr:`~authpairs.report.reviewer_name.ReviewerName.label`): interface, guardrail or
         baseline, how it was asked, and the model it called."""
         return name_run(self.info.config).label
+
+    @cached_property
+    def agent_score(self) -> AgentRunScore | None:
+        """An agent run's stack score (every offered case's
+        :class:`~authpairs.analysis.agent_runs.StackCase`, declined ones too); None for a
+        guardrail run."""
+        return (load_agent_score(f"{self.ref.path}::{self.ref.run_id}")
+                if self.info.is_agent_run else None)
 
     def configuration_key(self) -> str:
         """Identity of the configuration without its seed: runs sharing it are seeds of one

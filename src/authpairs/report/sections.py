@@ -17,11 +17,6 @@ from authpairs.report.files import write_csv
 #: Page titles of CSV columns whose plain reading (underscores as spaces) is not clear enough;
 #: comparison counts use :func:`~authpairs.analysis.formatting.count_title`.
 COLUMN_TITLES: dict[str, str] = {
-    "usable_correctness": "usable correctness (%)",
-    "unavailable_by_reason": "unavailable by reason",
-    "config_sha256": "configuration hash",
-    "manifest_sha256": "dataset manifest hash",
-    "created_at": "created (UTC)",
     "n": "inputs",
     "n_per_seed": "inputs per seed",
     "pooled": "pooled (%)",

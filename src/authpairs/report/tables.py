@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from authpairs.analysis.formatting import format_p
-from authpairs.analysis.notebook import TableView, print_note
+from authpairs.analysis.notebook import TableView
 from authpairs.analysis.scoring import Score
 from authpairs.report.files import write_csv, write_json
 from authpairs.report.reviewer_name import name_run
@@ -48,7 +48,9 @@ _EFFECT_KEYS = ("forbidden_effects", "lawful_completions", "audit_failures")
 
 
 def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
-    """The multi-run table: one row per run (rows from ``authpairs.report.measures.run_row``).
+    """The multi-run table (the terminal's and the HTML report's): one row per run (rows from
+    ``authpairs.report.measures.run_row``), the dataset, each run's reviewer and unavailable
+    answers by reason and the incomplete runs in notes.
 
     Effect columns (shown when any run enforced effects) read '-' for runs that did not; an
     incomplete run is marked with '*' after its name. Hashes are shortened to 8 hex digits;
@@ -56,7 +58,8 @@ def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
     """
     enforced = any(row.get("enforced") for row in rows)
     columns = [c for c in _RUN_COLUMNS if enforced or c[0] not in _EFFECT_KEYS]
-    if len({row.get("manifest_sha256") for row in rows}) > 1:
+    manifests = {str(row.get("manifest_sha256")) for row in rows}
+    if len(manifests) > 1:
         columns.append(("manifest_sha256", "manifest"))
 
     def cell(row: dict[str, Any], key: str) -> str:
@@ -69,28 +72,23 @@ def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
             return f"{value}/{row['forbidden' if key == 'forbidden_effects' else 'lawful']}"
         return str(value)
 
+    notes = [f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}"
+             ] if len(manifests) == 1 else []
+    for row in rows:
+        notes += [f"{row['run']}: {row['reviewer']}"] if row.get("reviewer") else []
+        notes += [f"{row['run']}: unavailable by reason: {row['unavailable_by_reason']}"
+                  ] if row.get("unavailable_by_reason") else []
+        notes += [f"* {row['run']} is incomplete: {row['recorded']} of {row['expected']} cases "
+                  "recorded"] if not row.get("complete", True) else []
     return TableView(f"{len(rows)} runs", ["run", *(header for _, header in columns)],
                      [[str(row["run"]) + ("" if row.get("complete", True) else " *"),
-                       *(cell(row, key) for key, _ in columns)] for row in rows])
+                       *(cell(row, key) for key, _ in columns)] for row in rows], notes,
+                     keys=["run", *(key for key, _ in columns)])
 
 
 def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
-    """Print the multi-run table, unavailable reasons per run and incomplete runs."""
-    from rich.text import Text
-
+    """Print the multi-run table with its notes."""
     console.print(runs_view(rows), crop=False)
-    manifests = {str(row.get("manifest_sha256")) for row in rows}
-    if len(manifests) == 1:
-        print_note(console, f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}")
-    for row in rows:
-        if row.get("reviewer"):
-            print_note(console, f"{row['run']}: {row['reviewer']}")
-        if row.get("unavailable_by_reason"):
-            print_note(console, f"{row['run']}: unavailable by reason: "
-                                f"{row['unavailable_by_reason']}")
-        if not row.get("complete", True):
-            print_note(console, Text(f"* {row['run']} is incomplete: {row['recorded']} of "
-                                     f"{row['expected']} cases recorded", style="yellow"))
 
 
 def family_view(contrasts: Sequence[Contrast], title: str) -> TableView:
