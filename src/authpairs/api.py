@@ -76,47 +76,15 @@ _TYPES = {
 """The documented names that live in other modules: name -> ``module`` or ``module:name``."""
 
 __all__ = [
-    "DEFAULT_DRAWS",
-    "DEFAULT_RECORDS",
-    "DEFAULT_SEED",
-    "AgentRunResult",
-    "AgentRunScore",
-    "AuthpairsError",
-    "CaseRecord",
-    "Comparison",
-    "Composition",
-    "Compositions",
-    "Contrast",
-    "Dataset",
-    "GateResult",
-    "ProgressDisplay",
-    "RecordStore",
-    "Records",
-    "Reviewer",
-    "ReviewerMatrix",
-    "RunConfig",
-    "RunResult",
-    "RunSpec",
-    "Score",
-    "Scores",
-    "Trajectory",
-    "agent_compare",
-    "agent_score",
-    "as_config",
-    "compare",
-    "compare_runs",
-    "compose",
-    "gate",
-    "load_dataset",
-    "open_records",
-    "records_of",
-    "run",
-    "run_agent",
-    "run_agent_async",
-    "run_async",
-    "score",
-    "unverified_allowed",
-]
+    "DEFAULT_DRAWS", "DEFAULT_RECORDS", "DEFAULT_SEED", "AgentRunResult", "AgentRunScore",
+    "AuthpairsError", "CaseRecord", "Comparison", "Composition", "Compositions", "Contrast",
+    "Dataset", "GateResult", "ProgressDisplay", "RecordStore", "Records", "Reviewer",
+    "ReviewerMatrix", "RunConfig", "RunResult", "RunSpec", "Score", "Scores", "Trajectory",
+    "agent_compare", "agent_score", "as_config", "compare", "compare_runs", "compose", "gate",
+    "load_dataset", "open_records", "records_of", "run", "run_agent", "run_agent_async",
+    "run_async", "score", "unverified_allowed"]
+"""Written out, the form type checkers read (a test keeps it equal to ``_TYPES`` and the names
+defined and imported here)."""
 
 RunSpec: TypeAlias = "RunConfig | Mapping[str, Any] | str | Path"
 """A run configuration: a :class:`RunConfig`, plain data, or a YAML file path."""
