@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from authpairs.api import *  # noqa: F403
 
 
+def __dir__() -> list[str]:
+    """The package's names with the public API's, loaded or not."""
+    return sorted({*globals(), *__getattr__("__all__")})
+
+
 def __getattr__(name: str) -> Any:
     """A name of the public API (``authpairs.api.__all__``), loaded on first use."""
     if name.startswith("__") and name != "__all__":

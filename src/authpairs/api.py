@@ -10,8 +10,9 @@
 ``run`` works inside a running event loop (Jupyter): it then runs the review in a worker thread
 with its own loop. ``import authpairs`` gives every name of ``__all__``: the functions defined
 here, and the documented types they take and return, which live in their own modules and load
-on first use (``_TYPES``), so importing this module loads none of the run, analysis or dataset
-code. Every other module is internal (the commands import what they need from where it lives).
+on first use (``_TYPES``), so importing this module loads none of the run or dataset code and of
+the analysis only its defaults and table model (no numpy, no pydantic). Every other module is
+internal (the commands import what they need from where it lives).
 """
 
 from __future__ import annotations
@@ -74,47 +75,15 @@ _TYPES = {
 """The documented names that live in other modules: name -> ``module`` or ``module:name``."""
 
 __all__ = [
-    "DEFAULT_DRAWS",
-    "DEFAULT_RECORDS",
-    "DEFAULT_SEED",
-    "AgentRunResult",
-    "AgentRunScore",
-    "AuthpairsError",
-    "CaseRecord",
-    "Comparison",
-    "Composition",
-    "Compositions",
-    "Contrast",
-    "Dataset",
-    "GateResult",
-    "ProgressDisplay",
-    "RecordStore",
-    "Records",
-    "Reviewer",
-    "ReviewerMatrix",
-    "RunConfig",
-    "RunResult",
-    "RunSpec",
-    "Score",
-    "Scores",
-    "Trajectory",
-    "agent_compare",
-    "agent_score",
-    "as_config",
-    "compare",
-    "compare_runs",
-    "compose",
-    "gate",
-    "load_dataset",
-    "open_records",
-    "records_of",
-    "run",
-    "run_agent",
-    "run_agent_async",
-    "run_async",
-    "score",
-    "unverified_allowed",
-]
+    "DEFAULT_DRAWS", "DEFAULT_RECORDS", "DEFAULT_SEED", "AgentRunResult", "AgentRunScore",
+    "AuthpairsError", "CaseRecord", "Comparison", "Composition", "Compositions", "Contrast",
+    "Dataset", "GateResult", "ProgressDisplay", "RecordStore", "Records", "Reviewer",
+    "ReviewerMatrix", "RunConfig", "RunResult", "RunSpec", "Score", "Scores", "Trajectory",
+    "agent_compare", "agent_score", "as_config", "compare", "compare_runs", "compose", "gate",
+    "load_dataset", "open_records", "records_of", "run", "run_agent", "run_agent_async",
+    "run_async", "score", "unverified_allowed"]
+"""Written out, the form type checkers read (a test keeps it equal to ``_TYPES`` and the names
+defined and imported here)."""
 
 RunSpec: TypeAlias = "RunConfig | Mapping[str, Any] | str | Path"
 """A run configuration: a :class:`RunConfig`, plain data, or a YAML file path."""
@@ -379,6 +348,11 @@ def agent_compare(before: str, after: str, *, draws: int = DEFAULT_DRAWS,
 
     return compare_stacks(load_agent_score(before, default_records),
                           load_agent_score(after, default_records), draws=draws, seed=seed)
+
+
+def __dir__() -> list[str]:
+    """The module's names with the documented types not loaded yet."""
+    return sorted({*globals(), *_TYPES})
 
 
 def __getattr__(name: str) -> Any:

@@ -29,6 +29,12 @@ CONCURRENCY: Final = 1
 """Cases in flight: the main job decodes one case at a time, in the same order in every run."""
 RECORDS: Final = "runs/authpairs.sqlite"
 """The records file: where a run writes and where a bare ``RUN_ID`` is looked up."""
+SAMPLE_SEED: Final = 0
+"""The seed that chooses the cases of ``sample: N`` (the main job reviews the whole split)."""
+ENFORCE: Final = True
+PREFLIGHT: Final = True
+INFRA_RETRIES: Final = 3
+"""Retries of an attempt that failed in transport (the server, not the answer)."""
 DEADLINE_S: Final = 600.0
 """The longest an attempt waits for progress (:data:`~authpairs.backends.config.DEADLINE_HELP`):
 long enough for a small model on CPU to process its prompt, short enough to notice a hung

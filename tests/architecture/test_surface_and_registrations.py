@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -240,6 +243,44 @@ def test_the_api_surface_resolves() -> None:
         name: getattr(api, name) for name in api.__all__}
     with pytest.raises(AttributeError):
         _ = api.no_such_name  # type: ignore[attr-defined]
+
+
+def test_the_api_names_are_written_alike_for_type_checkers_and_at_run_time() -> None:
+    """authpairs.api writes its documented types twice: the ``TYPE_CHECKING`` imports (what
+    type checkers see) and ``_TYPES`` (what loads them); ``__all__`` (a literal list, the only
+    form type checkers read) lists exactly those, the public functions and types defined there
+    and the constants and base error it imports."""
+    import authpairs.api as api
+
+    tree = ast.parse((SRC / "api.py").read_text(encoding="utf-8"))
+    checking = next(node for node in tree.body if isinstance(node, ast.If)
+                    and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    imported = {alias.asname: node.module + ("" if alias.asname == alias.name
+                                             else f":{alias.name}")
+                for node in checking.body
+                if isinstance(node, ast.ImportFrom) and node.module is not None
+                for alias in node.names if alias.asname is not None}
+    assert imported == api._TYPES
+    defined = {node.name for node in tree.body
+               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    defined |= {node.target.id for node in tree.body
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    public = {name for name in defined if not name.startswith("_")}
+    assert set(api.__all__) == public | set(api._TYPES) | {
+        "DEFAULT_DRAWS", "DEFAULT_RECORDS", "DEFAULT_SEED", "AuthpairsError"}
+    assert len(api.__all__) == len(set(api.__all__))
+
+
+def test_dir_lists_the_public_names_before_they_load() -> None:
+    """``dir(authpairs)`` and ``dir(authpairs.api)`` name every public name in a fresh
+    interpreter, where none of the documented types has loaded yet."""
+    code = ("import authpairs, authpairs.api, sys\n"
+            "assert 'authpairs.runs.config' not in sys.modules\n"
+            "print(sorted(set(authpairs.api.__all__) - set(dir(authpairs.api))),"
+            " sorted(set(authpairs.__all__) - set(dir(authpairs))))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PYTHONPATH": str(SRC.parent)})
+    assert result.stdout.split() == ["[]", "[]"]
 
 
 def test_the_package_version_is_the_projects() -> None:

@@ -11,15 +11,17 @@ import pytest
 from inspect_ai._util.registry import registry_lookup
 from inspect_ai.dataset import Sample
 
+import authpairs.main_job as main_job
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.scripted import ScriptedBackend
-from authpairs.cases.dataset import Dataset
+from authpairs.cases.dataset import Dataset, DatasetError
 from authpairs.cases.examples import load_examples
 from authpairs.cases.models import Case, Label
 from authpairs.integrations.inspect_requests import from_inspect_messages
 from authpairs.integrations.inspect_task import (
     RECORD_KEY,
+    TASK_METADATA_KEY,
     authpairs_task,
     build_samples,
     epoch_records,
@@ -181,11 +183,26 @@ def test_unclean_output_is_unavailable_and_never_executes(log_dir: Path) -> None
         assert record.effect.audit_ok
 
 
-def test_native_groups_by_engine_and_bad_split_is_refused() -> None:
-    task = authpairs_task("examples", split="all", group_by=("engine",))
+def test_native_groups_by_engine_and_a_missing_split_is_refused() -> None:
+    task = authpairs_task("examples", interface="direct", split="all", limit=None,
+                          enforce=False, group_by=("engine",))
     assert len(task.dataset) == len(load_examples())
-    with pytest.raises(ValueError, match="no cases"):
-        authpairs_task("examples", split="test")
+    with pytest.raises(DatasetError, match="no 'test' split"):
+        cases(dataset="examples", split="test")
+
+
+def test_a_left_out_split_is_a_runs_default(tmp_path: Path) -> None:
+    """As for ``authpairs run --dataset``: the main job's split for its dataset, and another
+    dataset's own for another (every case of a file without a dev split), recorded so that
+    ``import-inspect`` selects the same cases."""
+    assert language(limit=2).metadata[TASK_METADATA_KEY]["split"] == main_job.SPLIT
+    path = tmp_path / "test-only.jsonl"
+    Dataset("test-only", [c.model_copy(update={"split": "test"})
+                          for c in load_examples()]).write_jsonl(path)
+    task = cases(dataset=str(path), enforce=False)
+    assert len(task.dataset) == len(load_examples())
+    assert task.metadata[TASK_METADATA_KEY]["split"] is RunConfig(dataset=str(path)).split
+    assert task.metadata[TASK_METADATA_KEY]["interface"] == main_job.INTERFACE
 
 
 def test_unknown_is_an_abstention_metric(log_dir: Path) -> None:

@@ -72,32 +72,59 @@ def test_python_and_cli_resolve_to_the_same_configuration(
     assert_same(authpairs.api.as_config(values), cli)  # authpairs.run({...})
 
 
-def test_the_defaults_are_the_main_jobs() -> None:
+MAIN_JOB_KEYS = {
+    "DATASET": "dataset", "SPLIT": "split", "SAMPLE_SEED": "sample_seed",
+    "INTERFACE": "reviewer.interface", "N_CTX": "reviewer.backend.n_ctx",
+    "N_PARALLEL": "reviewer.backend.n_parallel", "N_THREADS": "reviewer.backend.n_threads",
+    "SPECULATIVE": "reviewer.backend.speculative", "DEADLINE_S": "reviewer.backend.deadline_s",
+    "TEMPERATURE": "reviewer.sampling.temperature", "SEED": "reviewer.sampling.seed",
+    "MAX_TOKENS": "reviewer.sampling.max_tokens",
+    "LOCAL_REPETITION_PENALTY": "reviewer.sampling.repetition_penalty", "ENFORCE": "enforce",
+    "CONCURRENCY": "concurrency", "INFRA_RETRIES": "infra_retries", "PREFLIGHT": "preflight",
+    "RECORDS": "records"}
+"""Each setting of the main job -> the configuration key whose default it is."""
+MAIN_JOB_FILE = REPO / "configs" / "local-smollm2.yaml"
+
+
+def flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested configuration data as dotted key -> value."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def test_every_main_job_setting_is_a_configuration_default() -> None:
+    settings = {name for name, value in vars(main_job).items()
+                if name.isupper() and name != "CACHE_ENV"}
+    assert settings == set(MAIN_JOB_KEYS)
     config = RunConfig()
-    assert_same(config, load_config(REPO / "configs" / "local-smollm2.yaml"))
-    backend = config.reviewer.backend
-    assert isinstance(backend, LocalBackendConfig)
-    assert (backend.n_parallel, backend.n_threads, backend.speculative) == (
-        main_job.N_PARALLEL, main_job.N_THREADS, main_job.SPECULATIVE)
-    sampling = config.reviewer.sampling
-    assert (sampling.seed, sampling.repetition_penalty) == (7, 1.3)
-    assert (config.concurrency, config.split) == (main_job.CONCURRENCY, "dev")
+    defaults = flat(config.model_dump(mode="json"))
+    assert {key: defaults[key] for key in MAIN_JOB_KEYS.values()} == {
+        key: getattr(main_job, name) for name, key in MAIN_JOB_KEYS.items()}
+    assert isinstance(config.reviewer.backend, LocalBackendConfig)
     assert RunConfig.model_validate({}) == config
+    assert_same(config, load_config(MAIN_JOB_FILE))
 
 
-def test_the_main_job_file_writes_out_the_defaults() -> None:
-    """Every value configs/local-smollm2.yaml writes is the default it would get anyway."""
-    written = yaml.safe_load((REPO / "configs" / "local-smollm2.yaml").read_text())
-    defaults = RunConfig().model_dump(mode="json")
+def test_the_main_job_file_writes_out_every_main_job_value() -> None:
+    """Both ways: configs/local-smollm2.yaml writes each main-job value at its key, and
+    nothing else but the backend kind (the default backend's)."""
+    written = flat(yaml.safe_load(MAIN_JOB_FILE.read_text(encoding="utf-8")))
+    assert written.pop("reviewer.backend.kind") == RunConfig().reviewer.backend.kind
+    assert written == {key: getattr(main_job, name) for name, key in MAIN_JOB_KEYS.items()}
 
-    def check(values: dict[str, Any], expected: dict[str, Any], where: str) -> None:
-        for key, value in values.items():
-            if isinstance(value, dict):
-                check(value, expected[key], f"{where}{key}.")
-            else:
-                assert expected[key] == value, f"{where}{key}"
 
-    check(written, defaults, "")
+def test_the_embedded_servers_defaults_are_the_main_jobs() -> None:
+    from authpairs.backends.local_server import LocalServerBackend
+
+    fields = ("n_ctx", "n_parallel", "n_threads", "deadline_s", "speculative", "stream")
+    direct = LocalServerBackend()
+    configured = LocalServerBackend.from_config(LocalBackendConfig())
+    assert {f: getattr(direct, f) for f in fields} == {f: getattr(configured, f) for f in fields}
 
 
 def test_model_instances_count_only_the_fields_set_on_them(
@@ -115,12 +142,15 @@ def test_a_file_and_model_validate_take_the_same_defaults(tmp_path: Path) -> Non
     path.write_text(yaml.safe_dump(written), encoding="utf-8")
     from_file = load_config(path)
     assert from_file == RunConfig.model_validate(written) == RunConfig(**written)
-    assert from_file.concurrency == 1 and from_file.reviewer.sampling.seed == 7
+    assert from_file.concurrency == main_job.CONCURRENCY
+    assert from_file.reviewer.sampling.seed == main_job.SEED
     assert from_file.split is None  # another dataset: its own default split
 
 
 @pytest.mark.parametrize(("sampling", "kind", "expected"), [
-    ({}, "local", 1.3), ({"seed": 3}, "local", 1.3), ({"repetition_penalty": None}, "local", None),
+    ({}, "local", main_job.LOCAL_REPETITION_PENALTY),
+    ({"seed": 3}, "local", main_job.LOCAL_REPETITION_PENALTY),
+    ({"repetition_penalty": None}, "local", None),
     ({"repetition_penalty": 1.1}, "local", 1.1), ({}, "openai", None)])
 def test_the_repetition_penalty_is_the_embedded_servers(
         sampling: dict[str, Any], kind: str, expected: float | None) -> None:

@@ -89,11 +89,11 @@ def run_info(run_id: str, config: RunConfig, reviewer: Reviewer, cases: Dataset,
 
 
 async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
-                transport: Transport = "stdio", port: int = 8765,
+                transport: Transport = "stdio", port: int,
                 on_ready: Callable[[str], None] | None = None) -> str:
-    """Serve the selected cases over ``transport`` until the client closes stdio (or the
-    HTTP server is stopped: SIGINT/SIGTERM); returns the run id. ``on_ready`` is told the run
-    id once the run is open and the server is about to take requests."""
+    """Serve the selected cases over ``transport`` until the client closes stdio (or the HTTP
+    server on ``port`` is stopped: SIGINT/SIGTERM); returns the run id. ``on_ready`` is told
+    the run id once the run is open and the server is about to take requests."""
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r} (stdio or http)")
     cases = select_cases(config, case_ids)

@@ -2,6 +2,7 @@
 
 Runs an ``xllamacpp`` (llama.cpp) OpenAI-compatible server on 127.0.0.1 until it is told to stop
 (SIGTERM/SIGINT) or its parent process dies (even by ``kill -9``): it never outlives the run.
+The settings it is not given are the main job's (:mod:`authpairs.main_job`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import argparse
 import os
 import signal
 import threading
+
+import authpairs.main_job as main_job
 
 #: ``--speculative`` choices -> llama.cpp's speculative decoding types (no draft model needed).
 SPECULATIVE_TYPES = {"none": "COMMON_SPECULATIVE_TYPE_NONE",
@@ -29,9 +32,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", required=True)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--n-ctx", type=int, default=8192)
-    parser.add_argument("--n-parallel", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--n-ctx", type=int, default=main_job.N_CTX)
+    parser.add_argument("--n-parallel", type=int, default=main_job.N_PARALLEL)
+    parser.add_argument("--threads", type=int, default=main_job.N_THREADS)
     parser.add_argument("--poll", type=int, default=0,
                         help="llama.cpp's busy-polling level (0-100) for waiting worker threads; "
                              "0 sleeps instead of spinning, leaving shared cores to other jobs")
@@ -39,7 +42,7 @@ def main() -> None:
                         help="never reuse a previous request's KV cache (neither the slot's "
                              "own prefix nor the host-memory prompt cache): every request is "
                              "computed from an empty cache, independent of what ran before")
-    parser.add_argument("--speculative", default="none",
+    parser.add_argument("--speculative", default=main_job.SPECULATIVE,
                         choices=sorted(SPECULATIVE_TYPES),
                         help="draft-free speculative decoding from n-grams of the prompt and the "
                              "output so far (greedy output is unchanged in kind: every drafted "

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+import authpairs.main_job as main_job
 from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
 from authpairs.backends.config import LocalBackendConfig, SamplingConfig
 from authpairs.backends.cpus import usable_cpus
@@ -72,10 +73,10 @@ class LocalServerBackend:
 
     name = "local"
 
-    def __init__(self, gguf_path: str | None = None, *, n_ctx: int = 8192, n_parallel: int = 2,
-                 n_threads: int | None = None, deadline_s: float = 3600.0,
-                 startup_timeout_s: float = 120.0,
-                 extra_body: dict[str, Any] | None = None, speculative: str = "none",
+    def __init__(self, gguf_path: str | None = None, *, n_ctx: int = main_job.N_CTX,
+                 n_parallel: int = main_job.N_PARALLEL, n_threads: int | None = main_job.N_THREADS,
+                 deadline_s: float = main_job.DEADLINE_S, startup_timeout_s: float = 120.0,
+                 extra_body: dict[str, Any] | None = None, speculative: str = main_job.SPECULATIVE,
                  poll: int = DEFAULT_POLL, stream: bool = True) -> None:
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
         if not self.gguf_path.is_file():
@@ -154,11 +155,10 @@ class LocalServerBackend:
         command = [sys.executable, "-m", "authpairs.backends.llama_server_main",
                    "--model", str(self.gguf_path), "--port", str(self.port),
                    "--n-ctx", str(self.n_ctx), "--n-parallel", str(self.n_parallel),
-                   "--threads", str(self.n_threads), "--poll", str(self.poll)]
+                   "--threads", str(self.n_threads), "--poll", str(self.poll),
+                   "--speculative", self.speculative]
         if not self.prompt_cache:
             command.append("--no-prompt-cache")
-        if self.speculative != "none":
-            command += ["--speculative", self.speculative]
         with os.fdopen(handle, "wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)

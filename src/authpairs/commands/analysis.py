@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
+from authpairs.commands.audit import AllowUnverifiedOpt, RecordsOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 # commands costs nothing for the others.
 
 console = make_console()
-RecordsOpt = Annotated[Path, typer.Option(
-    "--records", help="Records SQLite file for bare RUN_IDs (PATH::RUN_ID overrides it).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files here.")]
 
 

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 console = make_console()
 
-RecordsOpt = Annotated[Path, typer.Option("--records", help="SQLite records file.")]
+RecordsOpt = Annotated[Path, typer.Option(
+    "--records", help="SQLite records file: where a bare RUN_ID is (PATH::RUN_ID names another).")]
 AllowUnverifiedOpt = Annotated[bool, typer.Option(
     "--allow-unverified", help="Use runs whose records fail the integrity check (SHA-256 "
     "chain) instead of refusing them; every output then says so.")]

@@ -316,8 +316,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     @app.command("show-prompt")
     def show_prompt(
         case_id: Annotated[str, typer.Argument(help="Case id.")],
-        dataset: Annotated[str, typer.Option(help="Dataset name or path.")] = "language",
-        interface: Annotated[str, typer.Option(help="Interface.")] = "schema",
+        dataset: Annotated[str, typer.Option(help="Dataset name or path.")] = main_job.DATASET,
+        interface: Annotated[str, typer.Option(help="Interface.")] = main_job.INTERFACE,
     ) -> None:
         """Print exactly what a reviewer sees for one case, and the response format it gets.
 

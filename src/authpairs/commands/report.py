@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.commands.audit import AllowUnverifiedOpt, checks_records, input_error
+from authpairs.commands.audit import AllowUnverifiedOpt, RecordsOpt, checks_records, input_error
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -85,8 +85,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="Runs: RUN_ID or PATH::RUN_ID.")] = None,
         out: Annotated[Path, typer.Option("--out", help="Folder for report.html and files.")]
         = Path("runs/report/html"),
-        records: Annotated[Path, typer.Option(
-            "--records", help="Records SQLite file for bare RUN_IDs.")] = DEFAULT_RECORDS,
+        records: RecordsOpt = DEFAULT_RECORDS,
         study: Annotated[Path | None, typer.Option(
             "--study", help="Study plan YAML or a `study --out` folder: its runs and its "
             "declared contrast family.")] = None,

@@ -64,7 +64,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "same seed gives the same cases. Excludes --limit. Default: all.",
               minimum=1),
     RunOption("sample_seed", "sample_seed", int, "The seed that chooses --sample's cases (not "
-              "the model's --seed). Default: 0."),
+              f"the model's --seed). Default: {main_job.SAMPLE_SEED}."),
     RunOption("interface", "reviewer.interface", str, "direct, structured or schema. Default: "
               f"{main_job.INTERFACE}.", model=True),
     RunOption("backend", "reviewer.backend.kind", str, "local (embedded SmolLM2), openai or "
@@ -98,14 +98,16 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("max_tokens", _SAMPLING + "max_tokens", int, "Output token limit. Default: "
               f"{main_job.MAX_TOKENS}.", model=True),
     RunOption("enforce", "enforce", bool, "Execute ALLOWed effects (an agent's ALLOWed calls) "
-              "in a sandbox. Default: enforce.", ("--enforce/--no-enforce",)),
+              f"in a sandbox. Default: --{'' if main_job.ENFORCE else 'no-'}enforce.",
+              ("--enforce/--no-enforce",)),
     RunOption("run_id", "run_id", str, "Run id. Default: run- plus the configuration hash (an "
               "agent run or a serve session: agent- or mcp- plus the start time and a random "
               "suffix)."),
     RunOption("records", "records", Path, f"SQLite records file. Default: {main_job.RECORDS}."),
     RunOption("preflight", "preflight", bool, "Check every endpoint (model server, HTTP "
               "guardrail, agent model) once before the first case: reachable, the model served. "
-              "--no-preflight for a server without a models endpoint. Default: check.",
+              "--no-preflight for a server without a models endpoint. Default: "
+              f"--{'' if main_job.PREFLIGHT else 'no-'}preflight.",
               ("--preflight/--no-preflight",)),
     RunOption("deadline", "reviewer.backend.deadline_s", float, "Seconds an attempt may go "
               "without progress: the whole reply, or the next streamed token with the embedded "
@@ -114,10 +116,12 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
 )
 """Every option of a run, in the order ``--help`` lists them."""
 
-CONCURRENCY = RunOption("concurrency", "concurrency", int, "Cases in flight. Default: "
-                        f"{main_job.CONCURRENCY} (the main job decodes one case at a time).")
+CONCURRENCY = RunOption("concurrency", "concurrency", int, "Cases in flight (an --agent run "
+                        "takes its cases one after another). Default: "
+                        f"{main_job.CONCURRENCY} (the main job decodes one case at a time).",
+                        minimum=1)
 """Cases in flight: an option of ``authpairs run`` only (a serve session takes one call at a
-time)."""
+time, an agent run one case at a time)."""
 
 
 def build_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:

@@ -23,7 +23,6 @@ configurations differ only in ``reviewer.backend.epoch`` and share one configura
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,8 @@ from authpairs.integrations.inspect_requests import (
 )
 from authpairs.integrations.inspect_task import RECORD_KEY, TASK_METADATA_KEY
 from authpairs.review.interfaces import ReviewInterface, get_interface
-from authpairs.runs.api import package_versions
+from authpairs.review.reviewers import ModelReviewer
+from authpairs.runs.api import run_header
 from authpairs.runs.config import RunConfig
 from authpairs.runs.records import AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.store import RecordStore
@@ -96,7 +96,7 @@ class TaskSpec:
     dataset: str
     interface: str
     interface_options: dict[str, Any]
-    split: str
+    split: str | None
     limit: int | None
     enforce: bool
     manifest_sha256: str
@@ -113,7 +113,7 @@ def task_spec(log: EvalLog, path: Path) -> TaskSpec:
     try:
         return TaskSpec(dataset=str(meta["dataset"]), interface=str(meta["interface"]),
                         interface_options=dict(meta.get("interface_options") or {}),
-                        split=str(meta["split"]), limit=meta.get("limit"),
+                        split=meta.get("split"), limit=meta.get("limit"),
                         enforce=bool(meta.get("enforce", True)),
                         manifest_sha256=str(meta["manifest"]["public_sha256"]))
     except (KeyError, TypeError) as exc:
@@ -210,26 +210,17 @@ def run_config(log: EvalLog, spec: TaskSpec, run_id: str, records: str | Path, e
 
 def _run_info(config: RunConfig, log: EvalLog, dataset: Dataset, interface: ReviewInterface,
               epoch: int) -> RunInfo:
-    inspect_facts: dict[str, Any] = {
+    """The header ``authpairs run`` writes (:func:`~authpairs.runs.api.run_header`: the
+    reviewer is the interface with the log's answers), with where the answers came from."""
+    reviewer = ModelReviewer(interface, config.reviewer.backend.create(),
+                             config.reviewer.sampling)
+    info = run_header(str(config.run_id), config, reviewer, dataset)
+    info.config.update(source="inspect_ai", inspect={
         "eval_id": log.eval.eval_id, "task": log.eval.task, "task_args": log.eval.task_args,
         "model": log.eval.model, "model_base_url": log.eval.model_base_url,
-        "epoch": epoch, "created": log.eval.created}
-    backend = config.reviewer.backend
-    described = {"interface": interface.name,
-                 "backend": {"kind": backend.kind, "model": backend.model,
-                             "eval_id": log.eval.eval_id, "epoch": epoch},
-                 "output_contract": interface.output_contract}
-    stored: dict[str, Any] = {"source": "inspect_ai", "inspect": inspect_facts,
-                              "resolved": config.model_dump(mode="json"), "reviewer": described}
-    manifest = dataset.manifest()
-    versions = package_versions()
-    versions.update({f"inspect:{k}": str(v) for k, v in sorted(log.eval.packages.items())})
-    return RunInfo(run_id=str(config.run_id),
-                   created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                   config=stored, config_sha256=config.sha256(),
-                   manifest=manifest.to_dict(), manifest_sha256=manifest.public_sha256,
-                   template_sha256=interface.template_hashes(), versions=versions,
-                   expected_case_ids=sorted(dataset.case_ids()))
+        "epoch": epoch, "created": log.eval.created})
+    info.versions.update({f"inspect:{k}": str(v) for k, v in sorted(log.eval.packages.items())})
+    return info
 
 
 @dataclass
@@ -258,7 +249,7 @@ def import_inspect_log(path: str | Path, run_id: str, records: str | Path,
             "failed eval); re-run or resume it with Inspect, then import; nothing imported")
     if dataset is None:
         dataset = resolve_dataset(spec.dataset)
-    dataset = dataset.select(spec.split, spec.limit)
+    dataset = dataset.select_for_run(spec.split, spec.limit)
     public_sha256 = dataset.manifest().public_sha256
     if public_sha256 != spec.manifest_sha256:
         raise InspectImportError(

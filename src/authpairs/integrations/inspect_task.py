@@ -57,7 +57,6 @@ from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.dataset import Dataset
 from authpairs.enforce.base import Enforcer
-from authpairs.enforce.enforcer import LocalEnforcer
 from authpairs.integrations.inspect_requests import (
     chat_request_of,
     generate_config_for,
@@ -67,7 +66,9 @@ from authpairs.integrations.inspect_requests import (
 from authpairs.review.guardrails.harmony_vocab import ensure_vocab
 from authpairs.review.interfaces import ReviewInterface, get_interface
 from authpairs.review.reviewers import ModelReviewer
+from authpairs.runs.api import make_enforcer
 from authpairs.runs.case_runner import CaseRunner
+from authpairs.runs.config import RunConfig
 from authpairs.runs.records import CaseRecord
 from authpairs.runs.reviewed import build_records
 from authpairs.tracks.registry import resolve_dataset
@@ -113,9 +114,10 @@ def use_packaged_vocabulary() -> Path:
 
 
 @cache
-def load_task_dataset(name: str, split: str, limit: int | None) -> Dataset:
-    """The selected cases of a dataset, loaded once per process (task and scorer share it)."""
-    return resolve_dataset(name).select(split, limit)
+def load_task_dataset(name: str, split: str | None, limit: int | None) -> Dataset:
+    """The selected cases of a dataset, as a run selects them (``split`` None: the dataset's
+    own), loaded once per process (task and scorer share it)."""
+    return resolve_dataset(name).select_for_run(split, limit)
 
 
 def build_samples(dataset: Dataset, interface: ReviewInterface) -> list[Sample]:
@@ -145,7 +147,7 @@ class EpochSandboxes:
         """The open enforcer of ``epoch``."""
         with self._lock:
             if epoch not in self._open:
-                enforcer = LocalEnforcer()
+                enforcer = make_enforcer()
                 enforcer.__enter__()
                 self._open[epoch] = enforcer
                 atexit.unregister(self.close)  # registered once, however many epochs open
@@ -268,9 +270,8 @@ class InspectAnswer(NoResources):
 
 
 @scorer(metrics=[authpairs_measures()])
-def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev",
-                     limit: int | None = None, enforce: bool = True,
-                     holder_key: str = "",
+def authpairs_scorer(dataset: str, interface: str, split: str | None, limit: int | None,
+                     enforce: bool, holder_key: str = "",
                      interface_options: dict[str, Any] | None = None) -> Scorer:
     """Strictly parse the answer, enforce the effect (when on, in the sample's epoch's
     sandbox), score against the reference: the case runner of ``authpairs run`` with
@@ -301,16 +302,15 @@ def authpairs_scorer(dataset: str, interface: str = "schema", split: str = "dev"
     return score
 
 
-def authpairs_task(dataset: str, *, interface: str = "schema", split: str = "dev",
-                   limit: int | None = None, enforce: bool = True,
-                   group_by: tuple[str, ...] | None = None,
+def authpairs_task(dataset: str, *, interface: str, split: str | None, limit: int | None,
+                   enforce: bool, group_by: tuple[str, ...] | None = None,
                    interface_options: dict[str, Any] | None = None) -> Task:
     """The Inspect task for one authpairs dataset rendered through one interface (with its
-    ``interface_options``, as ``reviewer.interface_options`` of a run configuration)."""
+    ``interface_options``, as ``reviewer.interface_options`` of a run configuration); ``split``
+    None is a run's default for ``dataset`` (:class:`~authpairs.runs.config.RunConfig`)."""
     use_packaged_vocabulary()
+    split = split or RunConfig(dataset=dataset).split
     cases = load_task_dataset(dataset, split, limit)
-    if len(cases) == 0:
-        raise ValueError(f"dataset '{dataset}' has no cases in split '{split}'")
     options = dict(interface_options or {})
     review = get_interface(interface, options or None)
     # the response format depends on the interface only, not on the case

@@ -32,6 +32,7 @@ import logging
 import time
 from collections.abc import Callable
 
+import authpairs.main_job as main_job
 from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
 from authpairs.backends.liveness import AttemptClock
 from authpairs.cases.models import Case
@@ -64,7 +65,8 @@ class CaseRunner:
     """
 
     def __init__(self, reviewer: Reviewer, *, enforcer: Enforcer | None = None,
-                 deadline_s: float | None = None, infra_retries: int = 3) -> None:
+                 deadline_s: float | None = None,
+                 infra_retries: int = main_job.INFRA_RETRIES) -> None:
         self.reviewer = reviewer
         self.enforcer = enforcer
         self.deadline_s = deadline_s

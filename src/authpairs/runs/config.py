@@ -118,14 +118,17 @@ class RunConfig(BaseModel):
     sample: int | None = Field(
         default=None, ge=1, description="A slice of N cases of the split, balanced by label "
         "(and by family where N allows), chosen by sample_seed; excludes limit.")
-    sample_seed: int = Field(default=0, description="The seed that chooses the sample.")
+    sample_seed: int = Field(default=main_job.SAMPLE_SEED,
+                             description="The seed that chooses the sample.")
     reviewer: ReviewerConfig = Field(default_factory=ReviewerConfig)
-    enforce: bool = Field(default=True, description="Execute ALLOWed effects in a sandbox.")
+    enforce: bool = Field(default=main_job.ENFORCE,
+                          description="Execute ALLOWed effects in a sandbox.")
     concurrency: int = Field(default=main_job.CONCURRENCY, ge=1,
                              description="Cases in flight at once.")
-    infra_retries: int = Field(default=3, ge=0, description="Retries after transport failures.")
-    preflight: bool = Field(default=True, description="Check every endpoint once before the "
-                            "first case (off for servers without a models endpoint).")
+    infra_retries: int = Field(default=main_job.INFRA_RETRIES, ge=0,
+                               description="Retries after transport failures.")
+    preflight: bool = Field(default=main_job.PREFLIGHT, description="Check every endpoint once "
+                            "before the first case (off for servers without a models endpoint).")
     run_id: str | None = Field(default=None, description="Default: derived from the config hash.")
     records: str = Field(default=main_job.RECORDS, description="SQLite records path.")
     agent: AgentModelConfig | None = Field(

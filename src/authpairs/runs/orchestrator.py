@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import authpairs.main_job as main_job
 from authpairs.backends.base import EndpointDownError
 from authpairs.cases.dataset import CaseSource, Dataset
 from authpairs.cases.models import Case
@@ -84,8 +85,8 @@ class RunOrchestrator:
     """
 
     def __init__(self, run_id: str, reviewer: Reviewer, store: RecordStore, *,
-                 enforcer: Enforcer | None = None, concurrency: int = 4,
-                 infra_retries: int = 3, lease_s: float = 3600.0,
+                 enforcer: Enforcer | None = None, concurrency: int = main_job.CONCURRENCY,
+                 infra_retries: int = main_job.INFRA_RETRIES, lease_s: float = 3600.0,
                  deadline_s: float | None = None) -> None:
         self.run_id = run_id
         self.store = store
