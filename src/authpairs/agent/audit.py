@@ -21,11 +21,12 @@ the SHA-256 of its text). :func:`audit_agent_run` checks
 * every reviewed call's input: the case with the call as its effect, rendered again, hashes to
   the call's ``input_sha256`` (``input-hash``), and each enforced call's effect judged again by
   its verifier on the stored observations (``effect-judgement``);
-* every case record: it is the review of the case's decisive answered call (the first that
-  went through, else the last: :func:`authpairs.runs.records.decisive`), with the same input,
-  outcome and effect (``agent-case-record``), and the dataset's label; a case with a reviewed
-  call has a case record (``missing-case`` unless ``allow_incomplete``), a case without one has
-  none (``unexpected-case``);
+* every case record: it is the review of the case's decisive call (of its reviewed calls, the
+  ones the reviewer answered, the first that went through, else the last:
+  :func:`authpairs.runs.records.decisive`), with the same input, outcome and effect
+  (``agent-case-record``), and the dataset's label; a case with a reviewed call has a case
+  record (``missing-case`` unless ``allow_incomplete``), a case without one has none
+  (``unexpected-case``);
 * each stored trajectory (``authpairs run --agent``): its text against its SHA-256, that it
   parses, is of a served case, and counts as many tool calls as were recorded for the case
   (``agent-trajectory``).
@@ -164,8 +165,8 @@ def _read_calls(report: AuditReport, store: RecordStore, run_id: str,
 
 
 def reviewed(calls: list[AgentCall]) -> list[AgentCall]:
-    """The calls of a case whose review gave a case record (:attr:`AgentCall.answered`)."""
-    return [call for call in calls if call.answered]
+    """The calls of a case whose review gave a case record (:attr:`AgentCall.reviewed`)."""
+    return [call for call in calls if call.reviewed]
 
 
 def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRecord],
@@ -178,8 +179,7 @@ def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRe
     report.missing = []
     for case_id in sorted(expected | set(by_case)):
         record = by_case.get(case_id)
-        done = reviewed(calls.get(case_id, []))
-        call = decisive(done) if done else None  # the call whose review is the case record
+        call = decisive(calls.get(case_id, []))  # the call whose review is the case record
         if record is None:
             if call is not None:
                 report.missing.append(case_id)
