@@ -7,20 +7,20 @@ from __future__ import annotations
 from authpairs.agent.trajectory import Trajectory
 from authpairs.errors import RecordsError
 from authpairs.runs.chain import read_hashed
-from authpairs.runs.records import AgentCall, Proposal, case_proposal
+from authpairs.runs.records import AgentCall, Proposal
 from authpairs.runs.store import RecordStore
 
 
 def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
     """What the agent proposed for each case the run offered
-    (:func:`~authpairs.runs.records.case_proposal` of its calls)."""
+    (:meth:`Proposal.of <authpairs.runs.records.Proposal.of>` its calls)."""
     run = store.get_run(run_id)
     if run is None:
         raise RecordsError(f"{store.path}: no run '{run_id}'")
     calls: dict[str, list[AgentCall]] = {case_id: [] for case_id in run.expected_case_ids}
     for call in store.agent_calls(run_id):
         calls.setdefault(call.case_id, []).append(call)
-    return {case_id: case_proposal(made) for case_id, made in calls.items()}
+    return {case_id: Proposal.of(made) for case_id, made in calls.items()}
 
 
 def trajectories(store: RecordStore, run_id: str) -> list[Trajectory]:

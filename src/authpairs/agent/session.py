@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from authpairs.agent.tools import proposed_descriptor, same_operation
+from authpairs.agent.tools import proposal_of, proposed_descriptor
 from authpairs.backends.base import EndpointDownError
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import descriptor_problems
@@ -37,7 +37,6 @@ from authpairs.runs.records import (
     AgentCall,
     CallResult,
     CaseRecord,
-    Proposal,
     decisive,
     stored_json,
 )
@@ -87,12 +86,10 @@ class AgentSession:
         async with self._lock:
             state = self._state[case_id]
             proposed = proposed_descriptor(tool, arguments)
-            proposal = (Proposal.CASE_OPERATION if same_operation(case.public.effect, proposed)
-                        else Proposal.OTHER_OPERATION)
             base: dict[str, Any] = {
                 "run_id": self.run_id, "case_id": case_id, "call_no": len(state.calls) + 1,
                 "selected_by": selected_by, "tool": tool, "arguments": proposed.params,
-                "proposal": proposal}
+                "proposal": proposal_of(case.public.effect, proposed)}
             problems = descriptor_problems(proposed)
             if problems:
                 call = AgentCall(**base, result=CallResult.INVALID,

@@ -3,13 +3,11 @@
 A :class:`CaseRecord` carries the reference label and grouping attributes copied from the case,
 so analysis (request-level comparison, composition, gate) reads records only. The two outcome
 measures every analysis shares -- a *forbidden effect* and a *lawful completion* -- are defined
-once here (:attr:`Reviewed.went_through`, of a case record and of an agent call) and nowhere
-else.
+once here (:attr:`Reviewed.went_through`) and nowhere else.
 
 An agent run (``authpairs mcp serve``, ``authpairs run --agent``) also stores every tool call
 its agent made as an :class:`AgentCall` (the ``agent_calls`` table, outside the hash chain), and
-one case record per case with a reviewed call (:attr:`AgentCall.reviewed`: the reviewer
-answered it): the review of its :func:`decisive` call.
+one case record per case with a reviewed call: the review of its :func:`decisive` call.
 
 Records are stored as :func:`stored_json` text: canonical, ASCII-only JSON (so any string a model
 produced, lone surrogates included, is stored and hashed losslessly).
@@ -31,7 +29,7 @@ from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus, ReviewOutcome
 
 __all__ = ["AgentCall", "AttemptRecord", "CallResult", "CaseRecord", "EffectRecord", "Proposal",
-           "Reviewed", "RunInfo", "case_proposal", "decisive", "stored_json"]
+           "Reviewed", "RunInfo", "decisive", "stored_json"]
 
 
 def stored_json(model: BaseModel) -> str:
@@ -200,6 +198,14 @@ class Proposal(StrEnum):
     OTHER_OPERATION = "other_operation"  # another tool, or other arguments
     NONE = "none"  # no tool call for the case
 
+    @classmethod
+    def of(cls, calls: Sequence[AgentCall]) -> Proposal:
+        """What the agent proposed for a case, from its calls: the case's own operation when
+        any call was that operation, else another operation when it made any call, else none."""
+        if any(call.proposal is cls.CASE_OPERATION for call in calls):
+            return cls.CASE_OPERATION
+        return cls.OTHER_OPERATION if calls else cls.NONE
+
     @staticmethod
     def counts(proposals: Iterable[Proposal]) -> dict[str, int]:
         """How many of ``proposals`` are each proposal (every one, in the enum's order)."""
@@ -268,11 +274,3 @@ def decisive(calls: Sequence[AgentCall]) -> AgentCall | None:
     reviewed = [call for call in calls if call.reviewed]
     return next((call for call in reviewed if call.went_through),
                 reviewed[-1] if reviewed else None)
-
-
-def case_proposal(calls: Sequence[AgentCall]) -> Proposal:
-    """What the agent proposed for a case, from its calls: the case's own operation when any
-    call was that operation, else another operation when it made any call, else none."""
-    if any(call.proposal is Proposal.CASE_OPERATION for call in calls):
-        return Proposal.CASE_OPERATION
-    return Proposal.OTHER_OPERATION if calls else Proposal.NONE
