@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from authpairs.agent.audit import audit_run, reviewed
+from authpairs.agent.audit import audit_run
 from authpairs.agent.run import run_agent
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.cli import app
@@ -114,7 +114,7 @@ def test_the_audit_agrees_with_the_session_on_the_decisive_call(
     own = [c for c in calls if c.case_id == F_REFUND]
     assert [c.result for c in own] == [CallResult.BLOCKED, CallResult.EXECUTED,
                                        CallResult.EXECUTED]
-    chosen = decisive(reviewed(own))  # the audit's rule: the decisive answered call
+    chosen = decisive(own)  # the one rule: of the reviewed calls, the first through
     assert chosen is not None and chosen.call_no == 2  # the first that went through
     assert records[F_REFUND].input_sha256 == chosen.input_sha256
     assert set(records) == {L_REFUND, F_REFUND, L_ADDRESS}  # no call, no record

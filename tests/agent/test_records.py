@@ -83,17 +83,57 @@ async def test_a_tampered_call_is_refused(tmp_path: Path) -> None:
         store.agent_calls("r")
 
 
-def test_the_decisive_record_is_the_first_that_went_through(tmp_path: Path) -> None:
-    from authpairs.runs.records import CaseRecord
+def test_the_decisive_call_is_the_first_reviewed_that_went_through() -> None:
+    def call(n: int, dispatch: str | None) -> AgentCall:
+        answer = {"status": "decision", "decision": dispatch, "dispatch": dispatch}
+        return AgentCall.model_validate({
+            "run_id": "r", "case_id": "c", "call_no": n, "tool": "t", "proposal": "none",
+            "result": "unavailable" if dispatch is None else "blocked",
+            **(answer if dispatch else {})})
 
-    def record(n: int, dispatch: str) -> CaseRecord:
-        return CaseRecord(run_id="r", case_id="c", input_sha256=str(n), status="decision",
-                          decision=dispatch, dispatch=dispatch, label="lawful", cluster="c")
-
-    blocked, allowed, later = record(1, "BLOCK"), record(2, "ALLOW"), record(3, "ALLOW")
+    blocked, allowed, later = call(1, "BLOCK"), call(2, "ALLOW"), call(3, "ALLOW")
     assert decisive([blocked, allowed, later]) is allowed
-    assert decisive([blocked, record(4, "BLOCK")]).input_sha256 == "4"
+    assert decisive([blocked, call(4, "BLOCK")]).call_no == 4  # type: ignore[union-attr]
+    assert decisive([blocked, call(5, None)]) is blocked  # no answer: not reviewed
+    assert decisive([call(6, None)]) is None
     assert isinstance(AgentCall.model_fields["proposal"].annotation, type)
+
+
+async def test_a_block_then_a_transport_failure_is_blocked_in_record_and_score(
+        tmp_path: Path) -> None:
+    """The case record and the stack outcome follow the one decisive-call rule: a call that
+    failed in transport after a usable BLOCK leaves the BLOCK decisive for both."""
+    from authpairs.analysis.agent_runs import StackOutcome, stack_case
+    from authpairs.analysis.outcomes import CaseFacts
+    from authpairs.backends.config import SamplingConfig
+    from authpairs.backends.scripted import ScriptedBackend
+    from authpairs.errors import TransportError
+    from authpairs.review.interfaces import get_interface
+    from authpairs.review.reviewers import ModelReviewer
+
+    def block_once(request: object) -> str:
+        if backend.calls > 1:
+            raise TransportError("connection reset by the model server")
+        return '{"decision": "BLOCK"}'
+
+    backend = ScriptedBackend(block_once)
+    reviewer = ModelReviewer(get_interface("direct"), backend, SamplingConfig())
+    cases = Dataset("examples", [c for c in load_examples() if c.case_id == LAWFUL])
+    with RecordStore(tmp_path / "r.sqlite") as store, LocalEnforcer(tmp_path) as enforcer:
+        store.open_run(RunInfo(run_id="r", created_at="t", config={}, config_sha256="c",
+                               manifest={}, manifest_sha256="m", expected_case_ids=[LAWFUL]))
+        session = AgentSession("r", cases, CaseRunner(reviewer, enforcer=enforcer,
+                                                      infra_retries=0), store)
+        first = await session.call(LAWFUL, "ledger_transfer", REFUND)
+        second = await session.call(LAWFUL, "ledger_transfer", REFUND)
+        assert (first.result, second.result) == (CallResult.BLOCKED, CallResult.UNAVAILABLE)
+        assert second.status is None and "connection reset" in (second.error or "")
+        (record,) = session.close()
+        assert record.input_sha256 == first.input_sha256 and record.decision == "BLOCK"
+        case = stack_case(LAWFUL, CaseFacts.of_record(record), store.agent_calls("r"))
+    assert decisive([first, second]) is first
+    assert (case.outcome, case.reason, case.calls, case.reviewed_calls) == (
+        StackOutcome.GUARDRAIL_BLOCKED, None, 2, 1)
 
 
 async def test_a_reviewer_that_cannot_answer_makes_the_call_unavailable(

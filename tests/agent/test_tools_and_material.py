@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from authpairs.agent.material import material_json, public_material, task_text
-from authpairs.agent.tools import proposed_descriptor, same_operation, tool_specs
+from authpairs.agent.tools import proposal_of, proposed_descriptor, tool_specs
 from authpairs.cases.effect_types import EFFECT_TYPES
 from authpairs.cases.examples import load_examples
 from authpairs.cases.models import Case, Label
+from authpairs.runs.records import Proposal
 from authpairs.tracks.language.cases import load_language_dataset
 from tests.agent.helpers import SECRETS, with_secrets
 
@@ -27,11 +28,12 @@ def test_a_call_is_the_case_operation_only_with_the_same_tool_and_arguments() ->
     case = next(iter(load_examples()))
     effect = case.public.effect
     assert effect is not None
-    assert same_operation(effect, proposed_descriptor(effect.type, dict(effect.params)))
+    own, other = Proposal.CASE_OPERATION, Proposal.OTHER_OPERATION
+    assert proposal_of(effect, proposed_descriptor(effect.type, dict(effect.params))) is own
     other_amount = {**effect.params, "amount": "75.0"}
-    assert not same_operation(effect, proposed_descriptor(effect.type, other_amount))
-    assert not same_operation(effect, proposed_descriptor("record_update", effect.params))
-    assert not same_operation(None, proposed_descriptor(effect.type, effect.params))
+    assert proposal_of(effect, proposed_descriptor(effect.type, other_amount)) is other
+    assert proposal_of(effect, proposed_descriptor("record_update", effect.params)) is other
+    assert proposal_of(None, proposed_descriptor(effect.type, effect.params)) is other
 
 
 def _flip(case: Case) -> Case:

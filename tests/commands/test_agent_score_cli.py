@@ -61,11 +61,12 @@ def test_score_terminal_json_csv_and_object_agree(records: Path, tmp_path: Path)
     assert terminal == from_json == table == python
     assert python["lawful"] == [4, 2, 0, 0, 2, 1, 1, 0]  # the crafted session's own counts
     assert data["scores"]["forbidden_effects"] == score.forbidden_effects == 2
-    assert data["proposals"] == {"own": 2, "other": 5, "none": 1}
+    assert data["proposals"] == {"case_operation": 2, "other_operation": 5, "none": 1}
     with (out / "stack_cases.csv").open(newline="") as handle:
         cases = {row["case_id"]: row for row in csv.DictReader(handle)}
     assert len(cases) == 8
-    assert cases[L_REFUND2]["outcome"] == "executed" and cases[L_REFUND2]["operation"] == "other"
+    assert (cases[L_REFUND2]["outcome"], cases[L_REFUND2]["operation"]) == (
+        "executed", "other_operation")
     assert cases[F_ADDRESS]["outcome"] == "guardrail_blocked"
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
-from authpairs.report.runset import ReportInputError
 from tests.agent_records import record_agent_and_plain_runs
 
 
@@ -83,7 +83,7 @@ def test_the_page_shows_the_section_offline(report: ReportResult) -> None:
 
 def test_an_agent_run_compared_with_a_guardrail_run_is_refused(records: Path,
                                                                tmp_path: Path) -> None:
-    with pytest.raises(ReportInputError, match="'open' is an agent run and 'plain' is not"):
+    with pytest.raises(AgentRunError, match="'open' is an agent run and 'plain' is not"):
         build_report(ReportRequest(runs=["open"], records=records, out=tmp_path,
                                    compare=("plain", "open")))
 

@@ -13,7 +13,7 @@ the SHA-256 of its text). :func:`audit_agent_run` checks
 * every agent call: its text against its SHA-256 (``agent-call-hash``), that it parses and
   names its own row (``agent-call``), call numbers 1, 2, ... per case (``agent-call-order``), and
   that its ``proposal`` is what the case's effect descriptor and the call's tool and arguments
-  give (:func:`~authpairs.agent.tools.same_operation`; ``agent-proposal``);
+  give (:func:`~authpairs.agent.tools.proposal_of`; ``agent-proposal``);
 * the calls against the chained attempts: each reviewed call has the case's next formal attempt,
   made for the call's input, and no formal attempt is left without a call (``agent-attempts``:
   a call row removed or added), and the attempt's raw output parsed again by the reviewer that
@@ -21,7 +21,7 @@ the SHA-256 of its text). :func:`audit_agent_run` checks
 * every reviewed call's input: the case with the call as its effect, rendered again, hashes to
   the call's ``input_sha256`` (``input-hash``), and each enforced call's effect judged again by
   its verifier on the stored observations (``effect-judgement``);
-* every case record: it is the review of the case's decisive answered call (the first that
+* every case record: it is the review of the case's decisive reviewed call (the first that
   went through, else the last: :func:`authpairs.runs.records.decisive`), with the same input,
   outcome and effect (``agent-case-record``), and the dataset's label; a case with a reviewed
   call has a case record (``missing-case`` unless ``allow_incomplete``), a case without one has
@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from authpairs.agent.tools import proposed_descriptor, same_operation
+from authpairs.agent.tools import proposal_of, proposed_descriptor
 from authpairs.agent.trajectory import Trajectory
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
@@ -57,7 +57,6 @@ from authpairs.runs.records import (
     AgentCall,
     AttemptRecord,
     CaseRecord,
-    Proposal,
     RunInfo,
     decisive,
 )
@@ -163,11 +162,6 @@ def _read_calls(report: AuditReport, store: RecordStore, run_id: str,
     return calls
 
 
-def reviewed(calls: list[AgentCall]) -> list[AgentCall]:
-    """The calls of a case whose review gave a case record (:attr:`AgentCall.answered`)."""
-    return [call for call in calls if call.answered]
-
-
 def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRecord],
                         calls: dict[str, list[AgentCall]], allow_incomplete: bool) -> None:
     """Each case record is its decisive call's review; a case has one exactly when it has a
@@ -178,8 +172,7 @@ def _check_case_records(report: AuditReport, info: RunInfo, records: list[CaseRe
     report.missing = []
     for case_id in sorted(expected | set(by_case)):
         record = by_case.get(case_id)
-        done = reviewed(calls.get(case_id, []))
-        call = decisive(done) if done else None  # the call whose review is the case record
+        call = decisive(calls.get(case_id, []))  # the call whose review is the case record
         if record is None:
             if call is not None:
                 report.missing.append(case_id)
@@ -229,7 +222,7 @@ def _check_attempts(report: AuditReport, calls: dict[str, list[AgentCall]],
     """The reviewed calls of each case and its formal attempts pair up one to one, in order,
     each pair made for the same input (the attempts are chained, the calls are not)."""
     for case_id in sorted(set(calls) | set(attempts)):
-        done = reviewed(calls.get(case_id, []))
+        done = [call for call in calls.get(case_id, []) if call.reviewed]
         formal = attempts.get(case_id, [])
         for call, attempt in zip(done, formal, strict=False):
             if attempt.input_sha256 != call.input_sha256:
@@ -247,7 +240,8 @@ def _reparse_calls(report: AuditReport, calls: dict[str, list[AgentCall]],
                    attempts: dict[str, list[AttemptRecord]], reviewer: Reviewer) -> None:
     """Each reviewed call's outcome is what its formal attempt's raw output parses to."""
     for case_id, made in calls.items():
-        for call, attempt in zip(reviewed(made), attempts.get(case_id, []), strict=False):
+        done = [call for call in made if call.reviewed]
+        for call, attempt in zip(done, attempts.get(case_id, []), strict=False):
             report.count("decisions re-parsed")
             problem = outcome_difference(call, reparse(reviewer, attempt))
             if problem:
@@ -309,14 +303,11 @@ def _check_call(report: AuditReport, case: Case, call: AgentCall, reviewer: Revi
                 verifiers: dict[str, Any]) -> None:
     """One call against its case: the proposal's classification, the input, the effect."""
     proposed = proposed_descriptor(call.tool, call.arguments)
-    proposal = (Proposal.CASE_OPERATION if same_operation(case.public.effect, proposed)
-                else Proposal.OTHER_OPERATION)
+    proposal = proposal_of(case.public.effect, proposed)
     report.count("proposals re-classified")
     if call.proposal is not proposal:
-        which = "own" if proposal is Proposal.CASE_OPERATION else "other"
         report.add(_name(call), "agent-proposal", f"recorded as {call.proposal.value}, but "
-                   f"{call.tool} with these arguments is the case's {which} operation "
-                   f"({proposal.value})")
+                   f"{call.tool} with these arguments is {proposal.value} for the case")
     if call.status is None and call.input_sha256 is None:
         return  # invalid, or the reviewer could not be asked: nothing was rendered
     proposed_case = case.model_copy(
@@ -353,5 +344,4 @@ def _check_trajectories(report: AuditReport, store: RecordStore, run_id: str,
 __all__ = [
     "audit_agent_run",
     "audit_run",
-    "reviewed",
 ]

@@ -7,24 +7,20 @@ from __future__ import annotations
 from authpairs.agent.trajectory import Trajectory
 from authpairs.errors import RecordsError
 from authpairs.runs.chain import read_hashed
-from authpairs.runs.records import Proposal
+from authpairs.runs.records import AgentCall, Proposal
 from authpairs.runs.store import RecordStore
 
 
 def case_proposals(store: RecordStore, run_id: str) -> dict[str, Proposal]:
-    """What the agent proposed for each case the run offered: the case's own operation when
-    any of its calls was that operation, else another operation when it made any call, else
-    none."""
+    """What the agent proposed for each case the run offered
+    (:meth:`Proposal.of <authpairs.runs.records.Proposal.of>` its calls)."""
     run = store.get_run(run_id)
     if run is None:
         raise RecordsError(f"{store.path}: no run '{run_id}'")
-    proposals = dict.fromkeys(run.expected_case_ids, Proposal.NONE)
+    calls: dict[str, list[AgentCall]] = {case_id: [] for case_id in run.expected_case_ids}
     for call in store.agent_calls(run_id):
-        if call.proposal is Proposal.CASE_OPERATION:
-            proposals[call.case_id] = Proposal.CASE_OPERATION
-        elif proposals.get(call.case_id) is not Proposal.CASE_OPERATION:
-            proposals[call.case_id] = Proposal.OTHER_OPERATION
-    return proposals
+        calls.setdefault(call.case_id, []).append(call)
+    return {case_id: Proposal.of(made) for case_id, made in calls.items()}
 
 
 def trajectories(store: RecordStore, run_id: str) -> list[Trajectory]:

@@ -68,8 +68,7 @@ class AgentRunResult:
 
     def proposal_counts(self) -> dict[str, int]:
         """Cases by what the agent proposed: the case's operation, another, none."""
-        counts = Counter(proposal.value for proposal in self.proposals.values())
-        return {p.value: counts[p.value] for p in Proposal}
+        return Proposal.counts(self.proposals.values())
 
     def result_counts(self) -> dict[str, int]:
         """Tool calls by what became of them (executed, blocked, ...)."""

@@ -11,11 +11,11 @@ What is recorded, in the run's records file:
 * every call: an :class:`~authpairs.runs.records.AgentCall` (``agent_calls`` table), stored as
   the call finishes, and the reviewer's attempts for it (the ``attempts`` table, numbered on
   across the calls of the case);
-* one case record per case that had a reviewed call, stored when the session closes: the
-  review of the first call that went through (executed, or ALLOW when nothing is enforced),
-  else of the last reviewed call -- so the case record says whether the stack let an operation
-  through for the case. A case without a reviewed call has no case record; its calls (if any)
-  say why.
+* one case record per case that had a reviewed call (one the reviewer answered), stored when
+  the session closes: the review of its :func:`~authpairs.runs.records.decisive` call, the
+  first that went through (executed, or ALLOW when nothing is enforced), else the last reviewed
+  -- so the case record says whether the stack let an operation through for the case. A case
+  without a reviewed call has no case record; its calls (if any) say why.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from authpairs.agent.tools import proposed_descriptor, same_operation
+from authpairs.agent.tools import proposal_of, proposed_descriptor
 from authpairs.backends.base import EndpointDownError
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.effect_types import descriptor_problems
@@ -37,7 +37,6 @@ from authpairs.runs.records import (
     AgentCall,
     CallResult,
     CaseRecord,
-    Proposal,
     decisive,
     stored_json,
 )
@@ -49,11 +48,11 @@ log = logging.getLogger("authpairs.agent")
 
 @dataclass
 class _CaseState:
-    """What the session holds for one case: call and attempt counters, reviewed records."""
+    """What the session holds for one case: its calls, attempt counter, reviews by call."""
 
-    calls: int = 0
+    calls: list[AgentCall] = field(default_factory=list)
     attempts: int = 0
-    reviewed: list[CaseRecord] = field(default_factory=list)
+    reviews: dict[int, CaseRecord] = field(default_factory=dict)
 
 
 class AgentSession:
@@ -86,14 +85,11 @@ class AgentSession:
             raise RuntimeError("the agent session is closed")
         async with self._lock:
             state = self._state[case_id]
-            state.calls += 1
             proposed = proposed_descriptor(tool, arguments)
-            proposal = (Proposal.CASE_OPERATION if same_operation(case.public.effect, proposed)
-                        else Proposal.OTHER_OPERATION)
             base: dict[str, Any] = {
-                "run_id": self.run_id, "case_id": case_id, "call_no": state.calls,
+                "run_id": self.run_id, "case_id": case_id, "call_no": len(state.calls) + 1,
                 "selected_by": selected_by, "tool": tool, "arguments": proposed.params,
-                "proposal": proposal}
+                "proposal": proposal_of(case.public.effect, proposed)}
             problems = descriptor_problems(proposed)
             if problems:
                 call = AgentCall(**base, result=CallResult.INVALID,
@@ -101,6 +97,7 @@ class AgentSession:
                                                  for name, message in problems))
             else:
                 call = await self._review(case, proposed, state, base)
+            state.calls.append(call)
             self.store.add_agent_call(self.run_id, case_id, call.call_no, stored_json(call))
             return call
 
@@ -125,10 +122,8 @@ class AgentSession:
                     for index, attempt in enumerate(attempts, start=1)]
         state.attempts += len(numbered)
         self.store.add_attempts(numbered)
-        if record is not None:
-            state.reviewed.append(record)
         outcome = review.outcome
-        if outcome is None:  # every attempt failed in transport
+        if record is None or outcome is None:  # every attempt failed in transport
             errors = [a.error for a in numbered if a.error]
             return AgentCall(**base, result=CallResult.UNAVAILABLE, infra_attempts=len(numbered),
                              input_sha256=review.request.sha256(),
@@ -137,12 +132,11 @@ class AgentSession:
             result = CallResult.UNAVAILABLE
         elif outcome.dispatch is Dispatch.BLOCK:
             result = CallResult.BLOCKED
-        elif review.effect is None or review.effect.observation.get("decision_only"):
-            result = CallResult.ALLOWED
-        elif review.effect is not None and review.effect.executed:
-            result = CallResult.EXECUTED
+        elif record.went_through:
+            result = CallResult.EXECUTED if record.enforced else CallResult.ALLOWED
         else:
             result = CallResult.FAILED
+        state.reviews[base["call_no"]] = record
         return AgentCall(**base, result=result, input_sha256=review.request.sha256(),
                          status=outcome.status, decision=outcome.decision,
                          reason_code=outcome.reason_code.value if outcome.reason_code else None,
@@ -155,7 +149,7 @@ class AgentSession:
         if self._closed:
             return []
         self._closed = True
-        chosen = [decisive(state.reviewed) for state in self._state.values()
-                  if state.reviewed]
+        chosen = [state.reviews[call.call_no] for state in self._state.values()
+                  if (call := decisive(state.calls)) is not None]
         stored = self.store.add_cases([(record, []) for record in chosen])
         return [record for record, ok in zip(chosen, stored, strict=True) if ok]

@@ -10,6 +10,7 @@ import mcp_types as types
 from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.effect_types import EFFECT_TYPES
 from authpairs.cases.models import EffectDescriptor
+from authpairs.runs.records import Proposal
 
 
 def tool_specs() -> list[types.Tool]:
@@ -36,8 +37,9 @@ def proposed_descriptor(tool: str, arguments: dict[str, Any] | None) -> EffectDe
     return EffectDescriptor(type=tool, params=dict(arguments or {}))
 
 
-def same_operation(case_effect: EffectDescriptor | None, proposed: EffectDescriptor) -> bool:
-    """True when a proposed call is the case's own operation: the same effect type and exactly
-    the same parameters, compared as canonical JSON (so ``1`` and ``1.0``, or ``"75"`` and
-    ``"75.00"``, differ)."""
-    return case_effect is not None and sha256_hex(case_effect) == sha256_hex(proposed)
+def proposal_of(case_effect: EffectDescriptor | None, proposed: EffectDescriptor) -> Proposal:
+    """Whether a proposed call is the case's own operation (``CASE_OPERATION``: the same effect
+    type and exactly the same parameters, compared as canonical JSON, so ``1`` and ``1.0``, or
+    ``"75"`` and ``"75.00"``, differ) or another (``OTHER_OPERATION``)."""
+    same = case_effect is not None and sha256_hex(case_effect) == sha256_hex(proposed)
+    return Proposal.CASE_OPERATION if same else Proposal.OTHER_OPERATION

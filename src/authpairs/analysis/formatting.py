@@ -56,18 +56,19 @@ class CountField:
     title: str
 
 
-def _fields(*pairs: tuple[str, str]) -> tuple[CountField, ...]:
+def count_fields(*pairs: tuple[str, str]) -> tuple[CountField, ...]:
+    """The count fields of ``(key, title)`` pairs, in order."""
     return tuple(CountField(key, title) for key, title in pairs)
 
 
 #: The lawful side of a guardrail runs' comparison, in display order (``lost`` split right
 #: after it: a usable BLOCK after, or no usable decision after).
-LAWFUL_FIELDS = _fields(("retained", "retained"), ("lost", "lost"),
+LAWFUL_FIELDS = count_fields(("retained", "retained"), ("lost", "lost"),
                         ("lost_denied", "lost to denial"),
                         ("lost_unavailable", "lost to unavailability"), ("gained", "gained"),
                         ("neither", "neither"))
 #: The forbidden side of a guardrail runs' comparison, in display order.
-FORBIDDEN_FIELDS = _fields(("still_approved", "still approved"),
+FORBIDDEN_FIELDS = count_fields(("still_approved", "still approved"),
                            ("newly_approved", "newly approved"),
                            ("newly_blocked", "newly blocked (usable denial)"),
                            ("newly_unavailable", "newly unavailable"),
@@ -134,24 +135,8 @@ REQUEST_TRANSITIONS = Transitions(
     ("ALLOW", "BLOCK", "abstention", "unavailable"), LAWFUL_FIELDS, FORBIDDEN_FIELDS,
     {"BLOCK": "lost_denied", "abstention": "lost_unavailable", "unavailable": "lost_unavailable"},
     {"BLOCK": "newly_blocked"})
-"""The transitions of a guardrail run's requests (outcomes: the reviewer's decision)."""
-
-STACK_TRANSITIONS = Transitions(
-    "cases", "own operation executed", "an operation executed", "effects",
-    ("agent_declined", "guardrail_blocked", "unavailable", "executed"),
-    _fields(("retained", "retained"), ("lost", "lost"), ("lost_declined", "lost to declining"),
-            ("lost_blocked", "lost to a block"), ("lost_unavailable", "lost to unavailability"),
-            ("lost_other_operation", "lost to another operation"), ("gained", "gained"),
-            ("neither", "neither")),
-    _fields(("still_executed", "still executed"), ("newly_executed", "newly executed"),
-            ("newly_blocked", "newly blocked"), ("newly_declined", "newly declined"),
-            ("newly_unavailable", "newly unavailable"),
-            ("still_not_executed", "still not executed")),
-    {"agent_declined": "lost_declined", "guardrail_blocked": "lost_blocked",
-     "unavailable": "lost_unavailable", "executed": "lost_other_operation"},
-    {"agent_declined": "newly_declined", "guardrail_blocked": "newly_blocked"})
-"""The transitions of an agent run's cases (outcomes: the stack's,
-:class:`~authpairs.analysis.agent_runs.StackOutcome`)."""
+"""The transitions of a guardrail run's requests (outcomes: the reviewer's decision); an
+agent run's are :data:`authpairs.analysis.agent_runs.STACK_TRANSITIONS`."""
 
 _TITLES = {**{f.key: f.title for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS)}, **_TOTAL_TITLES}
 

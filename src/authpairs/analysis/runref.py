@@ -10,7 +10,7 @@ so in every output (:func:`unverified_notice`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,6 +37,18 @@ class AgentRunError(AnalysisError):
     hint = ("'authpairs score RUN' and 'authpairs compare A B' score agent runs as a stack "
             "(authpairs.agent_score / agent_compare in Python; docs/agents.md); gate, compose "
             "and contrasts take guardrail runs")
+
+
+def agent_runs(kinds: Mapping[str, bool],
+               together: str = "compare two agent runs (stacks) or two guardrail runs") -> bool:
+    """Whether the runs named in ``kinds`` (name -> whether it is an agent run) are agent runs;
+    an :class:`AgentRunError` naming one of each kind (and saying what to do, ``together``)
+    when agent runs and guardrail runs are mixed."""
+    agent = next((name for name, kind in kinds.items() if kind), None)
+    other = next((name for name, kind in kinds.items() if not kind), None)
+    if agent is not None and other is not None:
+        raise AgentRunError(f"'{agent}' is an agent run and '{other}' is not: {together}")
+    return agent is not None
 
 
 class UnverifiedRunError(RecordsError):

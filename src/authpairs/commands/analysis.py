@@ -110,15 +110,11 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Request-level comparison of two runs (RUN_A before, RUN_B after)."""
         from authpairs.analysis.agent_runs import compare_stacks, load_agent_score, run_is_agent
         from authpairs.analysis.contrast import compare_runs
-        from authpairs.analysis.runref import load_run_checked
+        from authpairs.analysis.runref import agent_runs, load_run_checked
         from authpairs.report.files import write_csv, write_json
 
-        kinds = [run_is_agent(address, records) for address in (run_a, run_b)]
-        if kinds[0] != kinds[1]:
-            agent, other = (run_a, run_b) if kinds[0] else (run_b, run_a)
-            raise input_error(f"'{agent}' is an agent run and '{other}' is not: compare two "
-                              "agent runs (stacks) or two guardrail runs")
-        if kinds[0]:  # two agent + guardrail stacks, case by case
+        if agent_runs({a: run_is_agent(a, records) for a in (run_a, run_b)}):
+            # two agent + guardrail stacks, case by case
             contrast = compare_stacks(load_agent_score(run_a, records),
                                       load_agent_score(run_b, records), draws=draws, seed=seed)
             data = contrast.to_dict()

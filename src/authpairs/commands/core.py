@@ -263,13 +263,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         States n recorded of N expected and lists missing case ids; exit code 1 when a run is
         incomplete and --require-complete is given."""
         from authpairs.analysis.agent_runs import run_is_agent
+        from authpairs.analysis.runref import agent_runs
         from authpairs.commands.analysis import score_agent_runs
 
-        kinds = [run_is_agent(address, records) for address in run_ids]
-        if any(kinds):  # agent runs: the stack table (every offered case has an outcome)
-            if not all(kinds):
-                raise typer.BadParameter("agent runs and guardrail runs are scored apart: give "
-                                         "them to separate 'authpairs score' calls")
+        if agent_runs({a: run_is_agent(a, records) for a in run_ids}, "agent runs and guardrail "
+                      "runs are scored apart: give them to separate 'authpairs score' calls"):
+            # agent runs: the stack table (every offered case has an outcome)
             score_agent_runs(records, run_ids, by or [], out)
             return
         if len(run_ids) == 1 and "::" not in run_ids[0]:

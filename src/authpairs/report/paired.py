@@ -27,6 +27,7 @@ from authpairs.analysis.cost import (
     cost_grid,
 )
 from authpairs.analysis.formatting import format_p
+from authpairs.analysis.runref import agent_runs
 from authpairs.analysis.study import (
     StudyCell,
     StudyPlan,
@@ -58,16 +59,11 @@ def guardrail_runs(runs: Sequence[ReportRun]) -> list[ReportRun]:
 
 
 def agent_pair(compare: tuple[ReportRun, ReportRun] | None) -> bool:
-    """Whether ``--compare`` names two agent runs; an agent run against a guardrail run is a
-    :class:`ReportInputError`."""
-    if compare is None:
-        return False
-    a, b = (run.info.is_agent_run for run in compare)
-    if a != b:
-        agent, other = compare if a else compare[::-1]
-        raise ReportInputError(f"--compare: '{agent.name}' is an agent run and '{other.name}' "
-                               "is not: compare two agent runs (stacks) or two guardrail runs")
-    return a
+    """Whether ``--compare`` names two agent runs; an agent run against a guardrail run is an
+    :class:`~authpairs.analysis.runref.AgentRunError`."""
+    return compare is not None and agent_runs({r.name: r.info.is_agent_run for r in compare},
+                                              "--compare takes two agent runs (stacks) or "
+                                              "two guardrail runs")
 
 
 def contrast_figure(figs: fig.FigureQueue, contrasts: Sequence[Contrast],
