@@ -23,11 +23,13 @@ import importlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+import authpairs.main_job as main_job
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.errors import AuthpairsError, ConfigError
+from authpairs.errors import AuthpairsError
+from authpairs.main_job import AgentServer
 
 if TYPE_CHECKING:
     from authpairs.agent.run import AgentRunResult as AgentRunResult
@@ -217,7 +219,7 @@ def run(spec: RunSpec, *, progress: bool | ProgressDisplay = False,
 
 async def run_agent_async(spec: RunSpec, *, agent: str | None = None,
                           agent_model: str | None = None, case_ids: Sequence[str] = (),
-                          server: str = "in-process",
+                          server: AgentServer = main_job.AGENT_SERVER,
                           on_case: Callable[[Trajectory], None] | None = None
                           ) -> AgentRunResult:
     """An agent run (``authpairs run --agent``): the configuration's agent model acts on its
@@ -234,14 +236,12 @@ async def run_agent_async(spec: RunSpec, *, agent: str | None = None,
     config = as_config(spec)
     if agent is not None:
         config = config.model_copy(update={"agent": agent_from_spec(agent, agent_model)})
-    if server not in ("in-process", "stdio"):
-        raise ConfigError(f"unknown MCP server mode {server!r} (in-process or stdio)")
-    mode: Literal["in-process", "stdio"] = "stdio" if server == "stdio" else "in-process"
-    return await run_and_record(config, case_ids=case_ids, server=mode, on_case=on_case)
+    return await run_and_record(config, case_ids=case_ids, server=server, on_case=on_case)
 
 
 def run_agent(spec: RunSpec, *, agent: str | None = None, agent_model: str | None = None,
-              case_ids: Sequence[str] = (), server: str = "in-process") -> AgentRunResult:
+              case_ids: Sequence[str] = (),
+              server: AgentServer = main_job.AGENT_SERVER) -> AgentRunResult:
     """Synchronous :func:`run_agent_async`; safe to call where an event loop is already
     running."""
     return _run_sync(run_agent_async(spec, agent=agent, agent_model=agent_model,

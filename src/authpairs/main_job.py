@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 DATASET: Final = "language"
 SPLIT: Final = "dev"
@@ -27,6 +27,10 @@ SPLIT: Final = "dev"
 INTERFACE: Final = "schema"
 CONCURRENCY: Final = 1
 """Cases in flight: the main job decodes one case at a time, in the same order in every run."""
+AgentServer: TypeAlias = Literal["in-process", "stdio"]
+"""How an agent run's agent reaches the MCP server: in this process, or an ``authpairs mcp
+serve`` child process over stdio."""
+AGENT_SERVER: Final[AgentServer] = "in-process"
 RECORDS: Final = "runs/authpairs.sqlite"
 """The records file: where a run writes and where a bare ``RUN_ID`` is looked up."""
 SAMPLE_SEED: Final = 0

@@ -30,11 +30,12 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import get_args
 
 import yaml
 from mcp import Client, StdioServerParameters
 
+import authpairs.main_job as main_job
 from authpairs.agent.readback import case_proposals, trajectories
 from authpairs.agent.runner import AgentLoop
 from authpairs.agent.serve import new_run_id, open_session, select_cases
@@ -45,14 +46,14 @@ from authpairs.backends.base import EndpointDownError, preflight
 from authpairs.backends.tool_chat import ToolChat, make_tool_chat
 from authpairs.cases.dataset import Dataset
 from authpairs.errors import ConfigError
+from authpairs.main_job import AgentServer
 from authpairs.runs.config import RunConfig
 from authpairs.runs.records import AgentCall, CaseRecord, Proposal, stored_json
 from authpairs.runs.store import RecordStore
 
 log = logging.getLogger("authpairs.agent")
 
-ServerMode = Literal["in-process", "stdio"]
-SERVER_MODES: tuple[ServerMode, ...] = ("in-process", "stdio")
+SERVER_MODES: tuple[AgentServer, ...] = get_args(AgentServer)
 
 
 @dataclass
@@ -115,7 +116,7 @@ async def _loop_cases(loop: AgentLoop, cases: Dataset, store: RecordStore, run_i
 
 
 async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
-                    server: ServerMode = "in-process",
+                    server: AgentServer = main_job.AGENT_SERVER,
                     on_case: CaseDone | None = None) -> AgentRunResult:
     """Run ``config``'s agent on its cases (or on ``case_ids``) through the MCP server and
     return what was recorded. ``on_case`` is told each case's trajectory as it is stored."""

@@ -205,9 +205,9 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             "URL with --agent-model, an agent .yaml file, or module:function.")] = None,
         agent_model: Annotated[str | None, typer.Option(
             help="The agent's model name on an --agent base URL.")] = None,
-        agent_server: Annotated[str, typer.Option(
+        agent_server: Annotated[main_job.AgentServer, typer.Option(
             help="How the agent reaches the MCP server: in-process, or stdio (an 'authpairs "
-            "mcp serve' child process).")] = "in-process",
+            "mcp serve' child process).")] = main_job.AGENT_SERVER,
     ) -> None:
         import asyncio
 

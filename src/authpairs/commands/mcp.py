@@ -11,6 +11,7 @@ from authpairs.commands.run_options import with_run_options
 
 if TYPE_CHECKING:
     from authpairs.agent.trajectory import Trajectory
+    from authpairs.main_job import AgentServer
     from authpairs.runs.config import RunConfig
 
 SERVE_HELP = (
@@ -60,7 +61,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
 
 def run_agent_and_report(config: RunConfig, *, agent: str | None, agent_model: str | None,
-                         server: str, by: list[str], out: Path | None, quiet: bool,
+                         server: AgentServer, by: list[str], out: Path | None, quiet: bool,
                          html: Path | None = None) -> None:
     """``authpairs run --agent`` (or a configuration with an ``agent:`` section): run the agent
     on the cases, print a line per case unless ``quiet`` and what became of the tool calls,
@@ -75,8 +76,6 @@ def run_agent_and_report(config: RunConfig, *, agent: str | None, agent_model: s
     from authpairs.report.console import make_console
 
     console = make_console()
-    if server not in ("in-process", "stdio"):
-        raise typer.BadParameter("in-process or stdio", param_hint="--agent-server")
 
     def case_done(trajectory: Trajectory) -> None:
         if not quiet:
