@@ -53,7 +53,7 @@ from authpairs.backends.config import (
     ScriptedBackendConfig,
     ToolFormat,
 )
-from authpairs.backends.openai_http import OpenAIBackend, build_payload
+from authpairs.backends.openai_http import OpenAIBackend, build_payload, parse_completion
 from authpairs.backends.scripted import load_script
 from authpairs.errors import ConfigError
 
@@ -125,20 +125,13 @@ def _arguments_text(value: object) -> str:
 
 
 def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatResponse:
-    """Text, tool calls, finish reason and usage of a chat-completions body. A body without the
-    documented shape raises :class:`TransportError` naming what is wrong."""
-    if not isinstance(body, dict):
-        raise TransportError(f"malformed completion body: top level is {type(body).__name__}")
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise TransportError("malformed completion body: 'choices' is missing or empty")
-    message = choices[0].get("message")
+    """Text, tool calls, finish reason and usage of a chat-completions body, read by the same
+    rules as a reviewer's (:func:`~authpairs.backends.openai_http.parse_completion`). A body
+    without the documented shape raises :class:`TransportError` naming what is wrong."""
+    reply = parse_completion(body, latency_s=latency_s)
+    message = body["choices"][0].get("message") if isinstance(body, dict) else None
     if not isinstance(message, dict):
-        raise TransportError("malformed completion body: choices[0].message is not an object")
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise TransportError("malformed completion body: choices[0].message.content is "
-                             f"{type(content).__name__}, not a string")
+        raise TransportError("malformed completion body: choices[0].message is missing")
     calls: list[ToolCall] = []
     raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
@@ -152,18 +145,9 @@ def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatRespo
             f"call_{index}")
         calls.append(ToolCall(id=str(call_id), name=function["name"],
                               arguments=_arguments_text(function.get("arguments", "{}"))))
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    assert isinstance(usage, dict)
-
-    def count(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, int | float) and value >= 0 else 0
-
-    finish = choices[0].get("finish_reason")
-    return ToolChatResponse(text=content, tool_calls=calls,
-                            finish_reason=finish if isinstance(finish, str) else None,
-                            input_tokens=count("prompt_tokens"),
-                            output_tokens=count("completion_tokens"), latency_s=latency_s)
+    return ToolChatResponse(text=reply.text, tool_calls=calls, finish_reason=reply.finish_reason,
+                            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                            latency_s=latency_s)
 
 
 STEP_INSTRUCTIONS = (
