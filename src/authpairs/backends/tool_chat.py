@@ -285,14 +285,12 @@ def render_step_messages(messages: list[dict[str, Any]],
     return out
 
 
-def parse_step(text: str | None, *, finish_reason: str | None = None, input_tokens: int = 0,
-               output_tokens: int = 0, latency_s: float = 0.0) -> ToolChatResponse:
-    """A json_schema step as a :class:`ToolChatResponse`: ``{"tool": NAME, "arguments":
-    {...}}`` is one tool call (id ``call_0``, the arguments as JSON text), ``{"answer": TEXT}``
-    an answer; anything else (not JSON, cut at ``max_tokens``, another shape) has
-    ``format_error`` set and no tool call."""
-    base = ToolChatResponse(finish_reason=finish_reason, input_tokens=input_tokens,
-                            output_tokens=output_tokens, latency_s=latency_s)
+def parse_step(reply: ToolChatResponse) -> ToolChatResponse:
+    """``reply`` with its text read as a json_schema step: ``{"tool": NAME, "arguments":
+    {...}}`` is one tool call (id ``call_0``, the arguments as JSON text) and no text,
+    ``{"answer": TEXT}`` an answer; anything else (not JSON, cut at ``max_tokens``, another
+    shape) has ``format_error`` set and no tool call. Finish reason and usage are kept."""
+    text = reply.text
     try:
         step = json.loads(text) if text else None
     except ValueError:
@@ -301,16 +299,16 @@ def parse_step(text: str | None, *, finish_reason: str | None = None, input_toke
             step["tool"], str) and step["tool"] and isinstance(step["arguments"], dict):
         call = ToolCall(id="call_0", name=step["tool"],
                         arguments=_arguments_text(step["arguments"]))
-        return base.model_copy(update={"tool_calls": [call]})
+        return reply.model_copy(update={"text": None, "tool_calls": [call]})
     if isinstance(step, dict) and set(step) == {"answer"} and isinstance(step["answer"], str):
-        return base.model_copy(update={"text": step["answer"]})
+        return reply.model_copy(update={"text": step["answer"], "tool_calls": []})
     if step is None:
         why = "an empty reply" if not text else "not JSON"
-        if finish_reason == "length":
+        if reply.finish_reason == "length":
             why += " (cut at max_tokens)"
     else:
         why = 'neither {"tool": NAME, "arguments": {...}} nor {"answer": TEXT}'
-    return base.model_copy(update={"text": text, "format_error": f"the reply is {why}"})
+    return reply.model_copy(update={"tool_calls": [], "format_error": f"the reply is {why}"})
 
 
 class HTTPToolChat:
@@ -367,11 +365,7 @@ class HTTPToolChat:
             response = parse_tool_completion(body, latency_s=elapsed)
         except TransportError as exc:
             raise TransportError(f"{endpoint}: {exc}") from exc
-        if self.tool_format != "json_schema":
-            return response
-        return parse_step(response.text, finish_reason=response.finish_reason,
-                          input_tokens=response.input_tokens,
-                          output_tokens=response.output_tokens, latency_s=response.latency_s)
+        return parse_step(response) if self.tool_format == "json_schema" else response
 
     def describe(self) -> dict[str, Any]:
         """The backend's description and the tool format."""
