@@ -10,24 +10,14 @@ most ``concurrency_per_endpoint`` in flight per endpoint where that cap is set (
 run's concurrency is the only bound). Sampling parameters, a JSON-schema ``response_format`` and
 an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given.
 
-Deadlines follow one rule (:mod:`authpairs.backends.liveness`): a request is abandoned when
-``deadline_s`` passes without progress. Without streaming the whole reply is the only progress,
-so it must arrive within ``deadline_s``. With ``stream=True`` (the embedded server's default,
-``stream: true`` for any OpenAI-compatible server) the reply is read as server-sent events and
-every event is progress: a generation that keeps producing tokens is never cut off, however slow
-the machine, and one that stops is abandoned ``deadline_s`` after its last event; a stream with
-more events than the output limit allows (``max_tokens`` + :data:`STREAM_EVENT_MARGIN`) is a
-malformed reply, so every stream has an end. The events are assembled into the body the same
-request returns without streaming (:class:`StreamAssembler`), read by the same
-:func:`parse_completion`.
-Refused connections, timeouts, HTTP 429 and 5xx raise
-:class:`~authpairs.backends.base.TransportError`; other 4xx raise
-:class:`~authpairs.backends.base.BackendError`. Each endpoint has a circuit breaker
-(:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few
-seconds, or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the
-backend raises :class:`~authpairs.backends.base.EndpointDownError`, which stops the run.
-:meth:`OpenAIBackend.preflight` checks every endpoint before a run
-(:mod:`authpairs.backends.preflight`).
+Deadlines follow :mod:`authpairs.backends.liveness`. With ``stream=True`` (the embedded
+server's default, ``stream: true`` for any OpenAI-compatible server) the reply is read as
+server-sent events, each one progress, and assembled into the body the same request returns
+without streaming (:meth:`OpenAIBackend.post_json`), so a generation that keeps producing tokens
+is never cut off however slow the machine. Refused connections, timeouts, HTTP 429 and 5xx raise
+:class:`TransportError`, other 4xx :class:`BackendError` (:func:`check_status`); an endpoint
+that fails every request is left by its circuit breaker (:mod:`authpairs.backends.breaker`),
+and with none left the run stops. :meth:`OpenAIBackend.preflight` checks every endpoint first.
 """
 
 from __future__ import annotations
