@@ -59,10 +59,8 @@ from authpairs.errors import ConfigError
 
 log = logging.getLogger("authpairs.agent")
 
-__all__ = ["TOOL_FORMATS", "ToolCall", "ToolChat", "ToolChatResponse", "ToolFormat",
-           "make_tool_chat", "parse_step", "parse_tool_completion", "render_step_messages",
-           "step_schema", "step_system_text"]
-
+__all__ = ["ToolCall", "ToolChat", "ToolChatResponse", "make_tool_chat", "parse_step",
+           "parse_tool_completion", "render_step_messages", "step_schema", "step_system_text"]
 
 
 class ToolCall(BaseModel):
@@ -141,9 +139,8 @@ def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatRespo
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise TransportError(f"malformed completion body: tool_calls[{index}] has no "
                                  "function name")
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else (
-            f"call_{index}")
-        calls.append(ToolCall(id=str(call_id), name=function["name"],
+        call_id = raw["id"] if isinstance(raw.get("id"), str) and raw["id"] else f"call_{index}"
+        calls.append(ToolCall(id=call_id, name=function["name"],
                               arguments=_arguments_text(function.get("arguments", "{}"))))
     return ToolChatResponse(text=reply.text, tool_calls=calls, finish_reason=reply.finish_reason,
                             input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
