@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from authpairs.backends.base import Backend
 
 DEFAULT_DEADLINE_S = main_job.DEADLINE_S
-"""Default deadline: the longest an attempt waits for progress (the whole reply, or the next
-streamed event of a streaming backend; :mod:`authpairs.backends.liveness`)."""
+"""The default ``deadline_s`` (:data:`~authpairs.main_job.DEADLINE_S`; :data:`DEADLINE_HELP`)."""
 
 DEADLINE_HELP = ("Seconds an attempt waits for progress before it is abandoned as an "
                  "infrastructure timeout: the whole reply, or for a streaming backend (the "
