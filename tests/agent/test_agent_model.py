@@ -102,7 +102,7 @@ async def test_the_http_chat_sends_tools_and_reads_tool_calls() -> None:
 @pytest.mark.parametrize(("body", "problem"), [
     ([], "top level"),
     ({"choices": []}, "'choices'"),
-    ({"choices": [{"message": None}]}, "message is not an object"),
+    ({"choices": [{"message": None}]}, "message is null"),
     ({"choices": [{"message": {"content": ["x"]}}]}, "not a string"),
     ({"choices": [{"message": {"tool_calls": {"a": 1}}}]}, "not a list"),
     ({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]}, "no function name"),

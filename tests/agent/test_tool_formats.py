@@ -24,6 +24,7 @@ from authpairs.backends.tool_chat import (
     HTTPToolChat,
     LocalToolChat,
     ToolCall,
+    ToolChatResponse,
     make_tool_chat,
     parse_step,
     render_step_messages,
@@ -148,14 +149,14 @@ async def test_the_native_format_is_unchanged() -> None:
 ])
 def test_a_reply_that_is_not_a_step_is_a_format_error(text: str | None, finish: str,
                                                       error: str) -> None:
-    reply = parse_step(text, finish_reason=finish, output_tokens=64)
+    reply = parse_step(ToolChatResponse(text=text, finish_reason=finish, output_tokens=64))
     assert reply.format_error is not None and reply.format_error.startswith(error)
     assert not reply.tool_calls and reply.text == text
     assert (reply.finish_reason, reply.output_tokens) == (finish, 64)
 
 
 def test_an_answer_step_is_an_answer() -> None:
-    reply = parse_step('{"answer": "The policy forbids it."}')
+    reply = parse_step(ToolChatResponse(text='{"answer": "The policy forbids it."}'))
     assert reply.text == "The policy forbids it." and not reply.tool_calls
     assert reply.format_error is None
 

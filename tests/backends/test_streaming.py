@@ -19,7 +19,7 @@ import pytest
 
 from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
 from authpairs.backends.config import LocalBackendConfig, OpenAIBackendConfig, SamplingConfig
-from authpairs.backends.liveness import AttemptClock, paused, progress
+from authpairs.backends.liveness import AttemptClock, paused
 from authpairs.backends.openai_http import (
     STREAM_EVENT_MARGIN,
     OpenAIBackend,
@@ -231,16 +231,16 @@ async def test_the_clock_expires_without_progress_and_pauses_on_request() -> Non
     async with AttemptClock(0.1) as clock:
         for _ in range(5):
             await asyncio.sleep(0.05)
-            progress()
+            clock.progress()
         with paused():
             await asyncio.sleep(0.2)
     assert clock.events == 5
     with pytest.raises(TimeoutError):
         async with AttemptClock(0.1):
             await asyncio.sleep(0.3)
-    async with AttemptClock(None):  # no deadline
+    async with AttemptClock(None) as endless:  # no deadline
         await asyncio.sleep(0.01)
-        progress()
+        endless.progress()
 
 
 def test_streaming_is_the_local_default_and_never_part_of_the_identity() -> None:

@@ -97,11 +97,10 @@ class Breaker:
 
     def describe(self) -> str:
         """What the breaker saw, for the line that stops the run."""
-        span = self.clock() - self.since
-        attempts = f"{self.failures} attempt{'s' if self.failures != 1 else ''}"
         if self.failures == 1:
             return f"{self.endpoint}: {self.cause}"
-        return f"{self.endpoint}: {self.cause} on every request for {span:.1f} s ({attempts})"
+        return (f"{self.endpoint}: {self.cause} on every request for "
+                f"{self.clock() - self.since:.1f} s ({self.failures} attempts)")
 
 
 def counted_failure(breaker: Breaker, url: str, exc: BaseException) -> TransportError:

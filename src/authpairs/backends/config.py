@@ -12,7 +12,7 @@ Add a backend kind: subclass :class:`BackendConfigBase` with ``kind: Literal["my
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, field_validator
 
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from authpairs.backends.base import Backend
 
 DEFAULT_DEADLINE_S = main_job.DEADLINE_S
-"""Default deadline: the longest an attempt waits for progress (the whole reply, or the next
-streamed event of a streaming backend; :mod:`authpairs.backends.liveness`)."""
+"""The default ``deadline_s`` (:data:`~authpairs.main_job.DEADLINE_S`; :data:`DEADLINE_HELP`)."""
 
 DEADLINE_HELP = ("Seconds an attempt waits for progress before it is abandoned as an "
                  "infrastructure timeout: the whole reply, or for a streaming backend (the "
@@ -39,7 +38,7 @@ STREAM_HELP = ("Read replies as server-sent events (stream: true); each event is
 ToolFormat = Literal["auto", "native", "json_schema"]
 """How the tools reach an agent's model (:mod:`authpairs.backends.tool_chat` explains each)."""
 
-TOOL_FORMATS: tuple[ToolFormat, ...] = ("auto", "native", "json_schema")
+TOOL_FORMATS: tuple[ToolFormat, ...] = get_args(ToolFormat)
 
 class SamplingConfig(BaseModel):
     """Decoding parameters sent to an OpenAI-compatible server (None = server default); the

@@ -6,9 +6,9 @@ seconds pass without progress; what counts as progress is the backend's business
 * a reviewer that answers in one piece (a non-streaming HTTP request, a guardrail) makes progress
   only by answering, so the whole answer must arrive within ``deadline_s`` -- a plain deadline;
 * a streaming backend (the embedded server, or ``stream: true`` on an OpenAI-compatible one)
-  reports each streamed event with :func:`progress`: a generation that keeps producing tokens is
-  never abandoned because the machine is slow, and one that stops producing is abandoned
-  ``deadline_s`` after its last token;
+  reports each streamed event (:meth:`AttemptClock.progress`): a generation that keeps
+  producing tokens is never abandoned because the machine is slow, and one that stops producing
+  is abandoned ``deadline_s`` after its last token;
 * waiting for a free slot of the client's own per-endpoint cap (:func:`paused`) does not count:
   the requests holding the slots are bounded by their own clocks.
 
@@ -86,13 +86,6 @@ class AttemptClock:
             return (f"timeout: the streamed reply stalled: no progress for {deadline:g} s "
                     f"(the deadline) after {self.events} event{'s' if self.events != 1 else ''}")
         return f"timeout: no complete reply within the {deadline:g} s deadline"
-
-
-def progress() -> None:
-    """Report progress to the running attempt's clock (nothing happens outside an attempt)."""
-    clock = CURRENT.get()
-    if clock is not None:
-        clock.progress()
 
 
 @contextlib.contextmanager

@@ -10,24 +10,14 @@ most ``concurrency_per_endpoint`` in flight per endpoint where that cap is set (
 run's concurrency is the only bound). Sampling parameters, a JSON-schema ``response_format`` and
 an ``extra_body`` passthrough (e.g. vLLM ``chat_template_kwargs``) are sent as given.
 
-Deadlines follow one rule (:mod:`authpairs.backends.liveness`): a request is abandoned when
-``deadline_s`` passes without progress. Without streaming the whole reply is the only progress,
-so it must arrive within ``deadline_s``. With ``stream=True`` (the embedded server's default,
-``stream: true`` for any OpenAI-compatible server) the reply is read as server-sent events and
-every event is progress: a generation that keeps producing tokens is never cut off, however slow
-the machine, and one that stops is abandoned ``deadline_s`` after its last event; a stream with
-more events than the output limit allows (``max_tokens`` + :data:`STREAM_EVENT_MARGIN`) is a
-malformed reply, so every stream has an end. The events are assembled into the body the same
-request returns without streaming (:class:`StreamAssembler`), read by the same
-:func:`parse_completion`.
-Refused connections, timeouts, HTTP 429 and 5xx raise
-:class:`~authpairs.backends.base.TransportError`; other 4xx raise
-:class:`~authpairs.backends.base.BackendError`. Each endpoint has a circuit breaker
-(:mod:`authpairs.backends.breaker`): an endpoint that refuses every connection for a few
-seconds, or answers HTTP 401/403/404, gets no more requests, and when no endpoint is left the
-backend raises :class:`~authpairs.backends.base.EndpointDownError`, which stops the run.
-:meth:`OpenAIBackend.preflight` checks every endpoint before a run
-(:mod:`authpairs.backends.preflight`).
+Deadlines follow :mod:`authpairs.backends.liveness`. With ``stream=True`` (the embedded
+server's default, ``stream: true`` for any OpenAI-compatible server) the reply is read as
+server-sent events, each one progress, and assembled into the body the same request returns
+without streaming (:meth:`OpenAIBackend.post_json`), so a generation that keeps producing tokens
+is never cut off however slow the machine. Refused connections, timeouts, HTTP 429 and 5xx raise
+:class:`TransportError`, other 4xx :class:`BackendError` (:func:`check_status`); an endpoint
+that fails every request is left by its circuit breaker (:mod:`authpairs.backends.breaker`),
+and with none left the run stops. :meth:`OpenAIBackend.preflight` checks every endpoint first.
 """
 
 from __future__ import annotations
@@ -462,46 +452,41 @@ class OpenAIBackend:
         except httpx.TransportError as exc:
             raise counted_failure(endpoint.breaker, endpoint.base_url, exc) from exc
 
-    async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
+    async def post_json(self, path: str, payload: dict[str, Any],
+                        max_events: int | None = None) -> tuple[Any, float, str]:
         """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
-        least-loaded endpoint, answered in one piece within the deadline (the whole reply is the
-        only progress), with :meth:`complete`'s error rules; returns the JSON body, the latency
-        and the endpoint (the agent's tool-calling chat, :mod:`authpairs.backends.tool_chat`,
-        reads the body itself)."""
-        endpoint = self._pick()
-        async with self._slot(endpoint), self._clock(endpoint), \
-                self._clients.client() as client:
-            started = time.perf_counter()
-            reply = await client.post(endpoint.urls[path], content=json.dumps(payload))
-            elapsed = time.perf_counter() - started
-        check_status(endpoint.base_url, reply, endpoint.breaker)
-        return _json_body(endpoint, reply.content), elapsed, endpoint.base_url
+        least-loaded endpoint, with :meth:`complete`'s error rules; returns the JSON body, the
+        latency and the endpoint (the agent's tool-calling chat,
+        :mod:`authpairs.backends.tool_chat`, reads the body itself).
 
-    async def _post_streamed(self, path: str, payload: dict[str, Any],
-                             max_tokens: int) -> tuple[Any, float, str]:
-        """One streamed JSON POST (``stream: true``): each event is progress for the attempt's
-        clock; returns the body the same request returns without streaming (assembled by
-        :class:`StreamAssembler`), the latency and the endpoint."""
+        Without ``max_events`` the reply comes in one piece within the deadline (the whole reply
+        is the only progress). With it the request is streamed (``stream: true``): each event is
+        progress for the attempt's clock, more than ``max_events`` is a malformed stream, and the
+        body returned is the one the same request returns without streaming (assembled by
+        :class:`StreamAssembler`)."""
         endpoint = self._pick()
-        payload = {**payload, "stream": True,
-                   "stream_options": {"include_usage": True, **payload.get("stream_options", {})}}
+        if max_events is not None:
+            payload = {**payload, "stream": True, "stream_options": {
+                "include_usage": True, **payload.get("stream_options", {})}}
         async with self._slot(endpoint), self._clock(endpoint) as clock, \
                 self._clients.client() as client:
             started = time.perf_counter()
-            # "Connection: close": llama.cpp's server closes the connection after a streamed
-            # reply although it advertises keep-alive, and a request sent on that connection in
-            # the meantime would fail without reaching it. A loopback connect costs nothing.
+            # "Connection: close" when streamed: llama.cpp's server closes the connection after a
+            # streamed reply although it advertises keep-alive, and a request sent on that
+            # connection in the meantime would fail without reaching it. A loopback connect
+            # costs nothing.
             async with client.stream("POST", endpoint.urls[path], content=json.dumps(payload),
-                                     headers={"Connection": "close"}) as reply:
+                                     headers=None if max_events is None
+                                     else {"Connection": "close"}) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
                 check_status(endpoint.base_url, reply, endpoint.breaker)
-                content, body = b"", None
-                if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-                    content = await reply.aread()  # a server that ignores "stream": one body
+                if max_events is None or not reply.headers.get(
+                        "content-type", "").startswith("text/event-stream"):
+                    # Not streamed, or a server that ignores "stream": one body.
+                    body = _json_body(endpoint, await reply.aread())
                 else:
-                    assembler = StreamAssembler(raw=path == "completions",
-                                                max_events=max_tokens + STREAM_EVENT_MARGIN)
+                    assembler = StreamAssembler(raw=path == "completions", max_events=max_events)
                     try:
                         async for line in reply.aiter_lines():
                             if assembler.add_line(line):
@@ -510,8 +495,6 @@ class OpenAIBackend:
                     except TransportError as exc:
                         raise TransportError(f"{endpoint.base_url}: {exc}") from exc
             elapsed = time.perf_counter() - started
-        if body is None:
-            body = _json_body(endpoint, content)
         return body, elapsed, endpoint.base_url
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
@@ -519,12 +502,12 @@ class OpenAIBackend:
         (:mod:`authpairs.backends.liveness`): streamed when the backend streams."""
         payload = build_payload(self.model, request, sampling, self.extra_body, self.param_names)
         path = completion_path(request)
+        max_events = None
         if self.stream:
             limit = payload.get("max_tokens")
-            body, elapsed, base_url = await self._post_streamed(
-                path, payload, limit if isinstance(limit, int) else sampling.max_tokens)
-        else:
-            body, elapsed, base_url = await self.post_json(path, payload)
+            max_events = (limit if isinstance(limit, int) else sampling.max_tokens) \
+                + STREAM_EVENT_MARGIN
+        body, elapsed, base_url = await self.post_json(path, payload, max_events)
         try:
             return parse_completion(body, latency_s=elapsed, endpoint=base_url)
         except TransportError as exc:

@@ -53,16 +53,14 @@ from authpairs.backends.config import (
     ScriptedBackendConfig,
     ToolFormat,
 )
-from authpairs.backends.openai_http import OpenAIBackend, build_payload
+from authpairs.backends.openai_http import OpenAIBackend, build_payload, parse_completion
 from authpairs.backends.scripted import load_script
 from authpairs.errors import ConfigError
 
 log = logging.getLogger("authpairs.agent")
 
-__all__ = ["TOOL_FORMATS", "ToolCall", "ToolChat", "ToolChatResponse", "ToolFormat",
-           "make_tool_chat", "parse_step", "parse_tool_completion", "render_step_messages",
-           "step_schema", "step_system_text"]
-
+__all__ = ["ToolCall", "ToolChat", "ToolChatResponse", "make_tool_chat", "parse_step",
+           "parse_tool_completion", "render_step_messages", "step_schema", "step_system_text"]
 
 
 class ToolCall(BaseModel):
@@ -125,20 +123,13 @@ def _arguments_text(value: object) -> str:
 
 
 def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatResponse:
-    """Text, tool calls, finish reason and usage of a chat-completions body. A body without the
-    documented shape raises :class:`TransportError` naming what is wrong."""
-    if not isinstance(body, dict):
-        raise TransportError(f"malformed completion body: top level is {type(body).__name__}")
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise TransportError("malformed completion body: 'choices' is missing or empty")
-    message = choices[0].get("message")
+    """Text, tool calls, finish reason and usage of a chat-completions body, read by the same
+    rules as a reviewer's (:func:`~authpairs.backends.openai_http.parse_completion`). A body
+    without the documented shape raises :class:`TransportError` naming what is wrong."""
+    reply = parse_completion(body, latency_s=latency_s)
+    message = body["choices"][0].get("message") if isinstance(body, dict) else None
     if not isinstance(message, dict):
-        raise TransportError("malformed completion body: choices[0].message is not an object")
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise TransportError("malformed completion body: choices[0].message.content is "
-                             f"{type(content).__name__}, not a string")
+        raise TransportError("malformed completion body: choices[0].message is missing")
     calls: list[ToolCall] = []
     raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
@@ -148,22 +139,12 @@ def parse_tool_completion(body: object, latency_s: float = 0.0) -> ToolChatRespo
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise TransportError(f"malformed completion body: tool_calls[{index}] has no "
                                  "function name")
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else (
-            f"call_{index}")
-        calls.append(ToolCall(id=str(call_id), name=function["name"],
+        call_id = raw["id"] if isinstance(raw.get("id"), str) and raw["id"] else f"call_{index}"
+        calls.append(ToolCall(id=call_id, name=function["name"],
                               arguments=_arguments_text(function.get("arguments", "{}"))))
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    assert isinstance(usage, dict)
-
-    def count(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, int | float) and value >= 0 else 0
-
-    finish = choices[0].get("finish_reason")
-    return ToolChatResponse(text=content, tool_calls=calls,
-                            finish_reason=finish if isinstance(finish, str) else None,
-                            input_tokens=count("prompt_tokens"),
-                            output_tokens=count("completion_tokens"), latency_s=latency_s)
+    return ToolChatResponse(text=reply.text, tool_calls=calls, finish_reason=reply.finish_reason,
+                            input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                            latency_s=latency_s)
 
 
 STEP_INSTRUCTIONS = (
@@ -301,14 +282,12 @@ def render_step_messages(messages: list[dict[str, Any]],
     return out
 
 
-def parse_step(text: str | None, *, finish_reason: str | None = None, input_tokens: int = 0,
-               output_tokens: int = 0, latency_s: float = 0.0) -> ToolChatResponse:
-    """A json_schema step as a :class:`ToolChatResponse`: ``{"tool": NAME, "arguments":
-    {...}}`` is one tool call (id ``call_0``, the arguments as JSON text), ``{"answer": TEXT}``
-    an answer; anything else (not JSON, cut at ``max_tokens``, another shape) has
-    ``format_error`` set and no tool call."""
-    base = ToolChatResponse(finish_reason=finish_reason, input_tokens=input_tokens,
-                            output_tokens=output_tokens, latency_s=latency_s)
+def parse_step(reply: ToolChatResponse) -> ToolChatResponse:
+    """``reply`` with its text read as a json_schema step: ``{"tool": NAME, "arguments":
+    {...}}`` is one tool call (id ``call_0``, the arguments as JSON text) and no text,
+    ``{"answer": TEXT}`` an answer; anything else (not JSON, cut at ``max_tokens``, another
+    shape) has ``format_error`` set and no tool call. Finish reason and usage are kept."""
+    text = reply.text
     try:
         step = json.loads(text) if text else None
     except ValueError:
@@ -317,16 +296,16 @@ def parse_step(text: str | None, *, finish_reason: str | None = None, input_toke
             step["tool"], str) and step["tool"] and isinstance(step["arguments"], dict):
         call = ToolCall(id="call_0", name=step["tool"],
                         arguments=_arguments_text(step["arguments"]))
-        return base.model_copy(update={"tool_calls": [call]})
+        return reply.model_copy(update={"text": None, "tool_calls": [call]})
     if isinstance(step, dict) and set(step) == {"answer"} and isinstance(step["answer"], str):
-        return base.model_copy(update={"text": step["answer"]})
+        return reply.model_copy(update={"text": step["answer"], "tool_calls": []})
     if step is None:
         why = "an empty reply" if not text else "not JSON"
-        if finish_reason == "length":
+        if reply.finish_reason == "length":
             why += " (cut at max_tokens)"
     else:
         why = 'neither {"tool": NAME, "arguments": {...}} nor {"answer": TEXT}'
-    return base.model_copy(update={"text": text, "format_error": f"the reply is {why}"})
+    return reply.model_copy(update={"tool_calls": [], "format_error": f"the reply is {why}"})
 
 
 class HTTPToolChat:
@@ -383,11 +362,7 @@ class HTTPToolChat:
             response = parse_tool_completion(body, latency_s=elapsed)
         except TransportError as exc:
             raise TransportError(f"{endpoint}: {exc}") from exc
-        if self.tool_format != "json_schema":
-            return response
-        return parse_step(response.text, finish_reason=response.finish_reason,
-                          input_tokens=response.input_tokens,
-                          output_tokens=response.output_tokens, latency_s=response.latency_s)
+        return parse_step(response) if self.tool_format == "json_schema" else response
 
     def describe(self) -> dict[str, Any]:
         """The backend's description and the tool format."""

@@ -7,10 +7,9 @@ Use :class:`~authpairs.enforce.enforcer.LocalEnforcer` (the run orchestrator doe
 
 Design (issue 5; docs/definitions.md "Execution and effects", paper sections 3.4 and A.3):
 
-* **Inputs.** ``enforce`` takes a ``str`` case id, the public :class:`EffectDescriptor` (or None)
-  and a :class:`Dispatch`; anything else (a Case, its Reference, a label) is a TypeError. ALLOW
-  executes; BLOCK -- which is also how abstentions and unavailable outputs arrive -- does not.
-  ``None`` (native cases) gives a decision-only record: ``effect_type=None``, ``executed=False``.
+* **Inputs and record** (:mod:`.enforcer`): only the case id, the public descriptor and the
+  dispatch go in. ALLOW executes; BLOCK -- also how abstentions and unavailable outputs arrive --
+  does not; no descriptor (native cases) gives a decision-only record.
 * **Sandbox** (:mod:`.sandbox`): one temporary directory per run (``/dev/shm`` when available)
   with a SQLite database, files, Ed25519 signer keys and an HTTP server on 127.0.0.1 (ephemeral
   port) serving deployed sites and downloads; all of it stops with the ``with`` block.
@@ -18,10 +17,9 @@ Design (issue 5; docs/definitions.md "Execution and effects", paper sections 3.4
   initial state (:mod:`.seeding`), because the four contexts of a scenario carry byte-identical
   effects (the same order id, the same account) and each must be executable on its own.
 * **Descriptors** (:mod:`authpairs.cases.effect_types`, one :class:`EffectType` per type):
-  typed params exactly as in
-  ``docs/datasets/language-format.md``; identifiers are ``[A-Za-z0-9._-]`` (no leading dot),
-  payloads are capped, free text has no control characters. Malformed or hostile descriptors
-  give ``error`` and ``executed=False``.
+  typed params exactly as in ``docs/datasets/language-format.md``; identifiers are
+  ``[A-Za-z0-9._-]`` (no leading dot), payloads are capped, free text has no control characters.
+  Malformed or hostile descriptors give ``error`` and ``executed=False``.
 * **Executors** (:mod:`.execute`) do the real operation: parameterized SQL, files written through
   :mod:`.safepath` (no link is ever followed, atomic rename), signatures with the private key.
 * **Verifiers** (:mod:`.verify`) never import executor code; they read back through their own
@@ -29,7 +27,4 @@ Design (issue 5; docs/definitions.md "Execution and effects", paper sections 3.4
   verification with the public key, the live site and downloads over HTTP (httpx) -- and judge
   the before/after pair against the descriptor. The unrelated-resource check digests every row
   and file of the sandbox before and after and lists any change outside the effect's targets.
-* **Record**: ``verified`` = executed, the target changed exactly as described, and nothing else
-  changed. ``audit_ok`` = the observation matches the dispatch (ALLOW: verified; BLOCK: nothing
-  changed anywhere). Calls are serialized by a lock, so concurrent callers are safe.
 """

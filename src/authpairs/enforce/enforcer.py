@@ -65,9 +65,8 @@ def check_inputs(case_id: object, effect: object, dispatch: object) -> None:
 
 def decision_only(dispatch: Dispatch) -> EffectRecord:
     """The record of a case without an effect (native track): nothing executed or verified."""
-    return EffectRecord(executed=False, effect_type=None, effect={},
-                        observation={"decision_only": True, "dispatch": dispatch.value},
-                        verified=False, audit_ok=True)
+    return EffectRecord(executed=False,
+                        observation={"decision_only": True, "dispatch": dispatch.value})
 
 
 class LocalEnforcer:
@@ -187,8 +186,8 @@ class LocalEnforcer:
                                 effect={"scope": scope, "result": result},
                                 observation=observation, verified=False, audit_ok=False,
                                 error=f"verifier could not observe: {_describe(exc)}")
-        allowed = targets if dispatch is Dispatch.ALLOW else []
-        outside = changed_outside(snap_before, snap_after, allowed)
+        allow = dispatch is Dispatch.ALLOW
+        outside = changed_outside(snap_before, snap_after, targets if allow else [])
         target_changed = before != after
         observation |= {
             "after": after,
@@ -201,12 +200,8 @@ class LocalEnforcer:
             "changed_total": len(changed(snap_before, snap_after)),
             "resources_checked": len(snap_after),
         }
-        if dispatch is Dispatch.ALLOW:
-            verified = executed and judgement.ok and not outside
-            audit_ok = verified
-        else:
-            verified = False
-            audit_ok = not target_changed and not outside
+        verified = allow and executed and judgement.ok and not outside
+        audit_ok = verified if allow else not target_changed and not outside
         return EffectRecord(executed=executed, effect_type=effect.type,
                             effect={"scope": scope, "result": result}, observation=observation,
                             verified=verified, audit_ok=audit_ok, error=error)
