@@ -260,7 +260,6 @@ class RailsFolder:
                 f"'{self.prompt.output_parser}'; authpairs records NeMo's is_content_safe words")
 
     def _load(self) -> Any:
-        _import_nemo()
         import yaml
         from nemoguardrails import RailsConfig
 
@@ -283,12 +282,6 @@ class RailsFolder:
             raise ReviewerError(f"nemo-self-check: rails folder '{self.path}' does not list "
                                 f"'{FLOW}' in rails.input.flows (found: {flows or 'none'})")
         return config
-
-    def nemo_settings(self) -> dict[str, Any]:
-        """What NeMo's action asks its LLM for with this folder's task."""
-        return {"max_tokens": self.prompt.max_tokens or NEMO_DEFAULT_MAX_TOKENS,
-                "temperature": self.config.lowest_temperature,
-                "stop": self.prompt.stop}
 
     def describe(self) -> dict[str, Any]:
         """Content hash, files, the prompt's hash and the models NeMo's config names."""
@@ -321,8 +314,9 @@ class NemoSelfCheckReviewer:
                     "temperature": RailsConfig.model_fields["lowest_temperature"].default,
                     "stop": None}
             from_run, stop_given = RUN_SETTINGS, False
-        else:
-            nemo = rails.nemo_settings()
+        else:  # what NeMo's action asks its LLM for with the folder's task
+            nemo = {"max_tokens": rails.prompt.max_tokens or NEMO_DEFAULT_MAX_TOKENS,
+                    "temperature": rails.config.lowest_temperature, "stop": rails.prompt.stop}
         sent = dict(nemo)
         sources = dict.fromkeys(nemo, "NeMo task")
         for name in from_run:
