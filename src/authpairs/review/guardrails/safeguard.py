@@ -43,7 +43,7 @@ from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import FATAL, guarded
+from authpairs.review.parsing import guarded
 
 MAX_HARMONY_CHARS = 100_000
 """Longest Harmony answer text read (about 25,000 tokens of prose, above the paper's 16,384-token
@@ -235,18 +235,15 @@ class SafeguardInterface(NativeInterface):
 
 def harmony_outcome(read: Callable[[], list[int]]) -> ReviewOutcome:
     """The decision of the completion whose token ids ``read`` gives, read by Harmony's parser
-    (:func:`final_label`); what Harmony raises, a Rust panic included, is unavailable."""
+    (:func:`final_label`); ids Harmony refuses are ``malformed``. Anything else it raises, a
+    Rust panic included, is ``parser_error`` by the guard of
+    :meth:`~authpairs.review.guardrails.native.NativeInterface.parse`, which calls it."""
     import openai_harmony
 
     try:
         messages = parse_harmony_tokens(read())
     except openai_harmony.HarmonyError as exc:
         return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
-    except FATAL:
-        raise
-    except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
-        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
-                                         f"Harmony raised {type(exc).__name__}")
     return final_label(messages)
 
 
