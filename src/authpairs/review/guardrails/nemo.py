@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse, preflight
 from authpairs.backends.config import SamplingConfig
+from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
 from authpairs.review.control_tokens import refuse_control_tokens
@@ -271,8 +272,7 @@ class RailsFolder:
                         f"nemo-self-check: {self.path / name} sets import_paths; the rails "
                         "folder's content hash would not cover the imported folders")
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with warnings.catch_warnings(action="ignore", category=DeprecationWarning):
                 config = RailsConfig.from_path(str(self.path))
         except Exception as exc:
             raise ReviewerError(f"nemo-self-check: NeMo could not load the rails folder "
@@ -287,8 +287,6 @@ class RailsFolder:
         """Content hash, files, the prompt's hash and the models NeMo's config names."""
         content = self.prompt.content if self.prompt.content is not None else [
             m.model_dump(mode="json") for m in self.prompt.messages or []]
-        from authpairs.cases.canonical import sha256_hex
-
         return {"path": str(self.path), "config_sha256": self.sha256, "files": self.files,
                 "prompt_sha256": sha256_hex(content),
                 "models_not_used": [f"{m.type}: {m.engine}/{m.model}"
@@ -337,10 +335,9 @@ class NemoSelfCheckReviewer:
         from nemoguardrails.llm.taskmanager import LLMTaskManager
 
         if self.rails is None:
-            with warnings.catch_warnings():
-                # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which
-                # this configuration never sets.
-                warnings.simplefilter("ignore", DeprecationWarning)
+            # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which this
+            # configuration never sets.
+            with warnings.catch_warnings(action="ignore", category=DeprecationWarning):
                 config = RailsConfig.from_content(config={
                     "models": [],
                     "rails": {"input": {"flows": [FLOW]}},
