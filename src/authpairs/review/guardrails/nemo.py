@@ -534,9 +534,8 @@ class NemoSelfCheckGuardrail(GuardrailFactory):
             raise ReviewerError("nemo-self-check: guardrail_options.config must be a folder path")
         if "config_sha256" not in out:
             out["config_sha256"] = rails_sha256(out["config"])
-        if "use_run_sampling" not in out:
-            out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in sampling.model_fields_set]
-        chosen = out["use_run_sampling"]
+        chosen = out.setdefault("use_run_sampling",
+                                [n for n in RUN_SETTINGS if n in sampling.model_fields_set])
         if not isinstance(chosen, list) or not set(chosen) <= set(RUN_SETTINGS):
             raise ReviewerError(f"nemo-self-check: use_run_sampling must list some of "
                                 f"{', '.join(RUN_SETTINGS)}, got {chosen!r}")
