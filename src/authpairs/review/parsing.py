@@ -33,7 +33,6 @@ import jsonschema
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
 
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
-_ANY_FENCE = re.compile(r"```")
 
 MAX_RESPONSE_CHARS = 1_000_000
 """Longer responses are unavailable (``too_large``) without being decoded."""
@@ -192,7 +191,7 @@ def _extract_payload(text: str) -> str:
     fence = _FENCE.match(stripped)
     if fence is not None:
         body = fence.group("body")
-        if _ANY_FENCE.search(body):
+        if "```" in body:
             raise _Unavailable(ReasonCode.MULTIPLE_OBJECTS, "more than one code fence")
         return body.strip()
     if stripped.startswith(("{", "[")):

@@ -29,13 +29,8 @@ from authpairs.review.guardrails.llama_guard import LlamaGuardInterface
 from authpairs.review.guardrails.llama_vocab import llama_tokenizer
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.guardrails.nemo import NemoSelfCheckReviewer
-from authpairs.review.guardrails.safeguard import (
-    MAX_HARMONY_CHARS,
-    SafeguardInterface,
-    harmony_outcome,
-)
+from authpairs.review.guardrails.safeguard import SafeguardInterface, harmony_outcome
 from authpairs.review.outcome import ReasonCode, ReviewOutcome
-from authpairs.review.parsing import text_problem
 
 MAX_HARMONY_RUN = 1_000
 """Longest run of only whitespace or only non-whitespace characters the text parser gave
@@ -52,24 +47,6 @@ LLAMA_GUARD_TEMPLATE_SHA256 = (
     "9fd53c8d9e708b7017a644a020e1392d133bd3eff88aa505278816db85531e5f")
 """SHA-256 of ``llama_guard.j2`` as llama-guard rendered it before token ids (the template then
 wrote the header tokens itself)."""
-
-
-def harmony_text_problem(text: str) -> ReviewOutcome | None:
-    """The unavailable outcome the text parser gave text Harmony must not be given: over
-    :data:`MAX_HARMONY_CHARS`, a run over :data:`MAX_HARMONY_RUN` or a header over
-    :data:`MAX_HARMONY_HEADER` characters; else None."""
-    problem = text_problem(text, MAX_HARMONY_CHARS)
-    if problem is not None:
-        return problem
-    if _LONG_RUN.search(text) is not None:
-        return ReviewOutcome.unavailable(
-            ReasonCode.TOO_LARGE, f"a run of more than {MAX_HARMONY_RUN} characters without "
-            "whitespace (or of whitespace only)")
-    if _LONG_HEADER.search(text) is not None:
-        return ReviewOutcome.unavailable(
-            ReasonCode.MALFORMED, f"a message header longer than {MAX_HARMONY_HEADER} "
-            "characters (text that is not a Harmony message)")
-    return None
 
 
 class _Undeclared:
@@ -95,10 +72,17 @@ class EarlierSafeguard(_Undeclared, SafeguardInterface):
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
         """Harmony's parser over the text encoded with every special token allowed; the single
-        final message must be exactly ``0`` or ``1``."""
-        problem = harmony_text_problem(text)
-        if problem is not None:
-            return problem
+        final message must be exactly ``0`` or ``1``. Text Harmony must not be given (a run
+        over :data:`MAX_HARMONY_RUN` or a header over :data:`MAX_HARMONY_HEADER` characters;
+        :meth:`parse` has checked the length cap) is unavailable."""
+        if _LONG_RUN.search(text) is not None:
+            return ReviewOutcome.unavailable(
+                ReasonCode.TOO_LARGE, f"a run of more than {MAX_HARMONY_RUN} characters without "
+                "whitespace (or of whitespace only)")
+        if _LONG_HEADER.search(text) is not None:
+            return ReviewOutcome.unavailable(
+                ReasonCode.MALFORMED, f"a message header longer than {MAX_HARMONY_HEADER} "
+                "characters (text that is not a Harmony message)")
         return harmony_outcome(lambda: harmony_encoding().encode(text, allowed_special="all"))
 
 

@@ -65,16 +65,6 @@ def model_family(name: str) -> str | None:
     return f"{match.group('a') or match.group('b')}.x"
 
 
-def served_model_names(backend: BackendConfigBase) -> list[str]:
-    """What a backend configuration says the served model is: the model id it sends (the id
-    vLLM serves the model under) and, for the embedded server, the GGUF file's name."""
-    names = [backend.model]
-    gguf = getattr(backend, "gguf_path", None)
-    if isinstance(gguf, str) and gguf:
-        names.append(PurePath(gguf).name)
-    return [name for name in names if name]
-
-
 class GraniteGuardianInterface(NativeInterface):
     """Granite Guardian: custom criteria (3.x chat-template argument, 4.x ``<guardian>``
     block), ``<score>`` yes/no."""
@@ -109,11 +99,13 @@ class GraniteGuardianInterface(NativeInterface):
         return ChatRequest(messages=[operation], options={"chat_template_kwargs": kwargs})
 
     def check_backend(self, backend: BackendConfigBase) -> None:
-        """Refuse a family the served model contradicts: a model id or GGUF file that names
-        Granite Guardian 4.x with family 3.x configured, or the reverse. A name that says no
-        version (an alias) is not refused here; the preflight asks the server
-        (:meth:`check_served`)."""
-        self.check_served(served_model_names(backend))
+        """Refuse a family the served model contradicts: a model id (the id vLLM serves the
+        model under) or the embedded server's GGUF file that names Granite Guardian 4.x with
+        family 3.x configured, or the reverse. A name that says no version (an alias) is not
+        refused here; the preflight asks the server (:meth:`check_served`)."""
+        gguf = getattr(backend, "gguf_path", None)
+        names = [backend.model, PurePath(gguf).name if isinstance(gguf, str) and gguf else ""]
+        self.check_served([name for name in names if name])
 
     def check_served(self, names: list[str]) -> None:
         """Refuse a family the model's names contradict: the configured id and GGUF file name

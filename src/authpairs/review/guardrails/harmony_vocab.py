@@ -28,12 +28,6 @@ _SOURCE_DIST = "quicktok-v1"
 _SOURCE_FILE = "o200k.vocab"
 
 
-def cache_dir() -> Path:
-    """Where the vocabulary is written: ``tiktoken`` in the cache folder
-    (:func:`~authpairs.main_job.cache_root`)."""
-    return cache_root() / "tiktoken"
-
-
 def _source_path() -> Path:
     try:
         files = importlib.metadata.files(_SOURCE_DIST) or []
@@ -67,8 +61,9 @@ def tiktoken_text(packed: bytes) -> bytes:
 
 def ensure_vocab(directory: Path | None = None, name: str = O200K_FILE) -> Path:
     """The folder holding a verified ``o200k_base.tiktoken`` (written on first use), under
-    ``name`` (tiktoken's own cache names it otherwise)."""
-    folder = directory or cache_dir()
+    ``name`` (tiktoken's own cache names it otherwise); by default ``tiktoken`` in the cache
+    folder (:func:`~authpairs.main_job.cache_root`)."""
+    folder = directory or cache_root() / "tiktoken"
     target = folder / name
     if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == O200K_SHA256:
         return folder

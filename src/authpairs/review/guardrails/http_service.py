@@ -65,16 +65,6 @@ class HttpGuardrailOptions(BaseModel):
     api_key_env: str | None = Field(default=None, description="Env var with a bearer token.")
 
 
-def field_value(body: Any, path: str) -> tuple[bool, Any]:
-    """``(found, value)`` of a dotted ``path`` inside a JSON value."""
-    node = body
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 class HttpGuardrailReviewer:
     """POSTs each case to a guardrail service and reads one field of its reply."""
 
@@ -144,10 +134,12 @@ class HttpGuardrailReviewer:
         body = parse_bare_json(response.text)
         if isinstance(body, ReviewOutcome):
             return body.model_copy(update={"detail": f"service reply: {body.detail}"})
-        found, value = field_value(body, self.options.field)
-        if not found:
-            return ReviewOutcome.unavailable(ReasonCode.MISSING_FIELD,
-                                             f"reply has no field '{self.options.field}'")
+        value = body
+        for part in self.options.field.split("."):  # the dotted path of the verdict field
+            if not isinstance(value, dict) or part not in value:
+                return ReviewOutcome.unavailable(ReasonCode.MISSING_FIELD,
+                                                 f"reply has no field '{self.options.field}'")
+            value = value[part]
         if self.values is not None:
             key = normalise(value if isinstance(value, str) else json.dumps(value))
             if key not in self.values:

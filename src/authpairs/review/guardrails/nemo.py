@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse, preflight
 from authpairs.backends.config import SamplingConfig
+from authpairs.cases.canonical import sha256_hex
 from authpairs.cases.models import PublicCase
 from authpairs.errors import AuthpairsError, MissingDependencyError, ReviewerError
 from authpairs.review.control_tokens import refuse_control_tokens
@@ -260,7 +261,6 @@ class RailsFolder:
                 f"'{self.prompt.output_parser}'; authpairs records NeMo's is_content_safe words")
 
     def _load(self) -> Any:
-        _import_nemo()
         import yaml
         from nemoguardrails import RailsConfig
 
@@ -272,8 +272,7 @@ class RailsFolder:
                         f"nemo-self-check: {self.path / name} sets import_paths; the rails "
                         "folder's content hash would not cover the imported folders")
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with warnings.catch_warnings(action="ignore", category=DeprecationWarning):
                 config = RailsConfig.from_path(str(self.path))
         except Exception as exc:
             raise ReviewerError(f"nemo-self-check: NeMo could not load the rails folder "
@@ -284,18 +283,10 @@ class RailsFolder:
                                 f"'{FLOW}' in rails.input.flows (found: {flows or 'none'})")
         return config
 
-    def nemo_settings(self) -> dict[str, Any]:
-        """What NeMo's action asks its LLM for with this folder's task."""
-        return {"max_tokens": self.prompt.max_tokens or NEMO_DEFAULT_MAX_TOKENS,
-                "temperature": self.config.lowest_temperature,
-                "stop": self.prompt.stop}
-
     def describe(self) -> dict[str, Any]:
         """Content hash, files, the prompt's hash and the models NeMo's config names."""
         content = self.prompt.content if self.prompt.content is not None else [
             m.model_dump(mode="json") for m in self.prompt.messages or []]
-        from authpairs.cases.canonical import sha256_hex
-
         return {"path": str(self.path), "config_sha256": self.sha256, "files": self.files,
                 "prompt_sha256": sha256_hex(content),
                 "models_not_used": [f"{m.type}: {m.engine}/{m.model}"
@@ -321,8 +312,9 @@ class NemoSelfCheckReviewer:
                     "temperature": RailsConfig.model_fields["lowest_temperature"].default,
                     "stop": None}
             from_run, stop_given = RUN_SETTINGS, False
-        else:
-            nemo = rails.nemo_settings()
+        else:  # what NeMo's action asks its LLM for with the folder's task
+            nemo = {"max_tokens": rails.prompt.max_tokens or NEMO_DEFAULT_MAX_TOKENS,
+                    "temperature": rails.config.lowest_temperature, "stop": rails.prompt.stop}
         sent = dict(nemo)
         sources = dict.fromkeys(nemo, "NeMo task")
         for name in from_run:
@@ -343,10 +335,9 @@ class NemoSelfCheckReviewer:
         from nemoguardrails.llm.taskmanager import LLMTaskManager
 
         if self.rails is None:
-            with warnings.catch_warnings():
-                # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which
-                # this configuration never sets.
-                warnings.simplefilter("ignore", DeprecationWarning)
+            # NeMo 0.24.1 warns about its own deprecated jailbreak-detection field, which this
+            # configuration never sets.
+            with warnings.catch_warnings(action="ignore", category=DeprecationWarning):
                 config = RailsConfig.from_content(config={
                     "models": [],
                     "rails": {"input": {"flows": [FLOW]}},
@@ -543,9 +534,8 @@ class NemoSelfCheckGuardrail(GuardrailFactory):
             raise ReviewerError("nemo-self-check: guardrail_options.config must be a folder path")
         if "config_sha256" not in out:
             out["config_sha256"] = rails_sha256(out["config"])
-        if "use_run_sampling" not in out:
-            out["use_run_sampling"] = [n for n in RUN_SETTINGS if n in sampling.model_fields_set]
-        chosen = out["use_run_sampling"]
+        chosen = out.setdefault("use_run_sampling",
+                                [n for n in RUN_SETTINGS if n in sampling.model_fields_set])
         if not isinstance(chosen, list) or not set(chosen) <= set(RUN_SETTINGS):
             raise ReviewerError(f"nemo-self-check: use_run_sampling must list some of "
                                 f"{', '.join(RUN_SETTINGS)}, got {chosen!r}")

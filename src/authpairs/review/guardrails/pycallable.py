@@ -67,18 +67,17 @@ class CallableReviewer:
             raise TransportError(f"guardrail {self.target}: no answer within "
                                  f"{self.deadline_s} s") from exc
         except Exception as exc:
-            return ChatResponse(text=f"{type(exc).__name__}: {exc}", finish_reason=ERROR_FINISH,
-                                latency_s=time.perf_counter() - started, endpoint=self.target)
-        elapsed = time.perf_counter() - started
-        if isinstance(result, Decision):
-            return ChatResponse(text=result.value, finish_reason=DECISION_FINISH,
-                                latency_s=elapsed, endpoint=self.target)
-        if isinstance(result, str):
-            return ChatResponse(text=result, finish_reason="stop", latency_s=elapsed,
-                                endpoint=self.target)
-        return ChatResponse(text=f"returned {type(result).__name__}, not Decision or str: "
-                            f"{result!r}"[:500], finish_reason=ERROR_FINISH, latency_s=elapsed,
-                            endpoint=self.target)
+            text, finish = f"{type(exc).__name__}: {exc}", ERROR_FINISH
+        else:
+            if isinstance(result, Decision):
+                text, finish = result.value, DECISION_FINISH
+            elif isinstance(result, str):
+                text, finish = result, "stop"
+            else:
+                text = f"returned {type(result).__name__}, not Decision or str: {result!r}"[:500]
+                finish = ERROR_FINISH
+        return ChatResponse(text=text, finish_reason=finish,
+                            latency_s=time.perf_counter() - started, endpoint=self.target)
 
     def parse(self, response: ChatResponse) -> ReviewOutcome:
         """A Decision as is; a string through the named parser; an error as unavailable."""

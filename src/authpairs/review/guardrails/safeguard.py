@@ -43,7 +43,7 @@ from authpairs.review.guardrails.harmony_vocab import harmony_encoding
 from authpairs.review.guardrails.native import NativeInterface
 from authpairs.review.interfaces import RENDERING_KEY, ReviewInterface
 from authpairs.review.outcome import Decision, ReasonCode, ReviewOutcome
-from authpairs.review.parsing import FATAL, guarded
+from authpairs.review.parsing import guarded
 
 MAX_HARMONY_CHARS = 100_000
 """Longest Harmony answer text read (about 25,000 tokens of prose, above the paper's 16,384-token
@@ -72,33 +72,36 @@ def special_id(spelling: str) -> int:
     return ids[0]
 
 
-def harmony_tokens_problem(ids: list[int]) -> ReviewOutcome | None:
-    """The unavailable outcome for token ids Harmony must not be given (too many, more than
-    :data:`MAX_HARMONY_MESSAGES` messages, or a header over :data:`MAX_HARMONY_HEADER_TOKENS`),
-    or None. One pass over the ids, no Harmony call."""
+def message_contents(ids: list[int]) -> list[int] | ReviewOutcome:
+    """The number of content tokens (those between a message's ``<|message|>`` and its end) of
+    each message in a completion's token ids; or the unavailable outcome for ids Harmony must
+    not be given (too many, more than :data:`MAX_HARMONY_MESSAGES` messages, or a header over
+    :data:`MAX_HARMONY_HEADER_TOKENS`). One pass over the ids, no Harmony call."""
     if len(ids) > MAX_HARMONY_TOKENS:
         return ReviewOutcome.unavailable(
             ReasonCode.TOO_LARGE, f"{len(ids)} tokens, over {MAX_HARMONY_TOKENS}")
     message = special_id("<|message|>")
     ends = {special_id(s) for s in ("<|end|>", "<|call|>", "<|return|>")}
     header: int | None = 0  # tokens of the header being read; None inside a message's content
-    messages = 0
+    contents: list[int] = []
     for token in ids:
         if token == message:
             header = None
-            messages += 1
-            if messages > MAX_HARMONY_MESSAGES:
+            contents.append(0)
+            if len(contents) > MAX_HARMONY_MESSAGES:
                 return ReviewOutcome.unavailable(
                     ReasonCode.TOO_LARGE, f"more than {MAX_HARMONY_MESSAGES} messages")
         elif token in ends:
             header = 0
-        elif header is not None:
+        elif header is None:
+            contents[-1] += 1
+        else:
             header += 1
             if header > MAX_HARMONY_HEADER_TOKENS:
                 return ReviewOutcome.unavailable(
                     ReasonCode.MALFORMED, f"a message header longer than "
                     f"{MAX_HARMONY_HEADER_TOKENS} tokens (not a Harmony message)")
-    return None
+    return contents
 
 
 def parse_harmony_tokens(ids: list[int]) -> list[Any]:
@@ -111,22 +114,10 @@ def parse_harmony_tokens(ids: list[int]) -> list[Any]:
     return messages
 
 
-def harmony_reasoning(ids: list[int]) -> tuple[list[str], int]:
+def harmony_reasoning(ids: list[int], contents: list[int]) -> tuple[list[str], int]:
     """The text of every non-final message of a completion's token ids and the number of their
-    content tokens (those between a message's ``<|message|>`` and its end), the messages read
-    by Harmony's parser (raises ``HarmonyError`` when malformed)."""
-    message = special_id("<|message|>")
-    ends = {special_id(s) for s in ("<|end|>", "<|call|>", "<|return|>")}
-    contents: list[int] = []  # content tokens of each message, in order
-    inside = False
-    for token in ids:
-        if token == message:
-            contents.append(0)
-            inside = True
-        elif token in ends:
-            inside = False
-        elif inside:
-            contents[-1] += 1
+    content tokens (``contents``: :func:`message_contents`), the messages read by Harmony's
+    parser (raises ``HarmonyError`` when malformed)."""
     messages = parse_harmony_tokens(ids)
     if len(messages) != len(contents):
         return [], 0  # not one content per message: nothing is attributed
@@ -210,10 +201,11 @@ class SafeguardInterface(NativeInterface):
         Never raises: an answer without token ids, ids Harmony must not be given, or ids Harmony
         fails on (a malformed answer, a panic) leave the response as it came; :meth:`parse`
         classifies it."""
-        ids = response.output_token_ids
-        if not ids or harmony_tokens_problem(ids) is not None:
+        ids = response.output_token_ids or []
+        contents = message_contents(ids)
+        if not ids or isinstance(contents, ReviewOutcome):
             return response
-        found = guarded(lambda: harmony_reasoning(ids), "Harmony")
+        found = guarded(lambda: harmony_reasoning(ids, contents), "Harmony")
         if isinstance(found, ReviewOutcome) or not found[0]:
             return response
         thinking, count = found
@@ -227,9 +219,9 @@ class SafeguardInterface(NativeInterface):
         ids = response.output_token_ids
         if ids is None:
             return self.parse_text(response.text or "", response.finish_reason)
-        problem = harmony_tokens_problem(ids)
-        if problem is not None:
-            return problem
+        contents = message_contents(ids)
+        if isinstance(contents, ReviewOutcome):
+            return contents
         return harmony_outcome(lambda: ids)
 
     def parse_text(self, text: str, finish_reason: str | None) -> ReviewOutcome:
@@ -243,18 +235,15 @@ class SafeguardInterface(NativeInterface):
 
 def harmony_outcome(read: Callable[[], list[int]]) -> ReviewOutcome:
     """The decision of the completion whose token ids ``read`` gives, read by Harmony's parser
-    (:func:`final_label`); what Harmony raises, a Rust panic included, is unavailable."""
+    (:func:`final_label`); ids Harmony refuses are ``malformed``. Anything else it raises, a
+    Rust panic included, is ``parser_error`` by the guard of
+    :meth:`~authpairs.review.guardrails.native.NativeInterface.parse`, which calls it."""
     import openai_harmony
 
     try:
         messages = parse_harmony_tokens(read())
     except openai_harmony.HarmonyError as exc:
         return ReviewOutcome.unavailable(ReasonCode.MALFORMED, f"not Harmony: {str(exc)[:200]}")
-    except FATAL:
-        raise
-    except BaseException as exc:  # a Rust panic (pyo3 PanicException) or another failure
-        return ReviewOutcome.unavailable(ReasonCode.PARSER_ERROR,
-                                         f"Harmony raised {type(exc).__name__}")
     return final_label(messages)
 
 
