@@ -11,6 +11,7 @@ than :data:`MIN_FONT_PT` (10.7 px). What grows with the data grows in height, no
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -57,11 +58,14 @@ class FigureFile:
     png: str
 
 
-def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
-    """Write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata).
+def _render(out_dir: Path, stem: str, builder: str, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> None:
+    """Draw ``builder(*args, **kwargs)`` (a builder of this module, named: the job may cross to
+    a worker process) and write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata).
 
     The layout is computed once on an Agg canvas, then frozen for both files.
     """
+    fig = globals()[builder](*args, **kwargs)
     folder = out_dir / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(_RC):
@@ -73,23 +77,6 @@ def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
         fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
         fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
                     metadata={"Software": None})
-    return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
-
-
-@dataclass(frozen=True)
-class FigureJob:
-    """A figure to draw: a builder of this module, its arguments, and where it goes."""
-
-    stem: str
-    title: str
-    builder: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-
-def _render(job: FigureJob, out_dir: Path) -> None:
-    builder = globals()[job.builder]
-    save(builder(*job.args, **job.kwargs), out_dir, job.stem, job.title)
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -119,7 +106,7 @@ class FigureQueue:
     def __init__(self, out_dir: Path, workers: int | None = None) -> None:
         self.out_dir = out_dir
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        self.jobs: list[FigureJob] = []
+        self.jobs: list[functools.partial[None]] = []
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future[None]] = []
 
@@ -128,7 +115,7 @@ class FigureQueue:
         """Queue ``builder(*args, **kwargs)``; returns the files it will write."""
         if globals().get(builder.__name__) is not builder:
             raise ValueError(f"{builder.__name__} is not a figure builder of {__name__}")
-        job = FigureJob(stem, caption, builder.__name__, args, kwargs)
+        job = functools.partial(_render, self.out_dir, stem, builder.__name__, args, kwargs)
         if self.workers > 1 and self._pool is None:
             _warm_fonts()
             try:
@@ -136,7 +123,7 @@ class FigureQueue:
             except (OSError, NotImplementedError):  # no process support (e.g. no /dev/shm)
                 self.workers = 1
         if self._pool is not None:
-            self._futures.append(self._pool.submit(_render, job, self.out_dir))
+            self._futures.append(self._pool.submit(job))
         else:
             self.jobs.append(job)
         return FigureFile(stem, caption, f"figures/{stem}.svg", f"figures/{stem}.png")
@@ -145,7 +132,7 @@ class FigureQueue:
         """Draw (or wait for) every queued figure."""
         try:
             for job in self.jobs:
-                _render(job, self.out_dir)
+                job()
             for future in self._futures:
                 future.result()
         finally:
