@@ -412,17 +412,13 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
             col_keys.index((r["output_price"], r["input_price"]))))
     winners = sorted((k for k in cells if k not in ("tie", "infeasible")),
                      key=lambda k: (-len(cells[k]), order_index.get(k, 0)))
-    shown = winners[:max_styles]
-    styles: dict[str, tuple[str, str, str]] = {}
-    for n, name in enumerate(shown):
-        styles[name] = (GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)],
-                        f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)")
-    other = [k for k in winners if k not in styles]
+    other = winners[max_styles:]
     with mpl.rc_context(_RC):
         fig = _figure(4.5 + 0.3 * len(col_keys) * len(avails), 2.4 + 0.2 * len(row_keys))
         axes = fig.subplots(1, len(avails), squeeze=False, sharey=True)[0]
-        groups: list[tuple[str, list[tuple[int, int, int]], str, str]] = [
-            (label, cells[name], grey, hatch) for name, (grey, hatch, label) in styles.items()]
+        groups = [(f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)", cells[name],
+                   GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)])
+                  for n, name in enumerate(winners[:max_styles])]
         if other:
             groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
                            [c for k in other for c in cells[k]], "0.55", "||"))
