@@ -179,14 +179,13 @@ class ContrastSpec:
 
     @property
     def name(self) -> str:
-        """e.g. 'model=qwen-9b seed=0: direct -> schema'."""
-        fixed = {k: v for k, v in self.before.labels().items() if k != self.compare}
-        prefix = " ".join(f"{k}={v}" for k, v in fixed.items())
-        return (f"{prefix}: " if prefix else "") + (
-            f"{dict(self.before.levels)[self.compare]} -> {dict(self.after.levels)[self.compare]}")
+        """e.g. 'model=qwen-9b seed=0: direct -> schema' (from :meth:`labels`)."""
+        *fixed, (_, before), (_, after) = self.labels().items()
+        prefix = " ".join(f"{k}={v}" for k, v in fixed)
+        return (f"{prefix}: " if prefix else "") + f"{before} -> {after}"
 
     def labels(self) -> dict[str, str]:
-        """Fixed factor levels plus the two compared levels."""
+        """Fixed factor levels, then the two compared levels."""
         out = {k: v for k, v in self.before.labels().items() if k != self.compare}
         out[f"{self.compare}_before"] = dict(self.before.levels)[self.compare]
         out[f"{self.compare}_after"] = dict(self.after.levels)[self.compare]
