@@ -160,9 +160,9 @@ def _text_width_in(text: str, points: float) -> float:
 
 
 def _figure(width: float, height: float) -> Figure:
-    with mpl.rc_context(_RC):
-        return Figure(figsize=(min(width, MAX_WIDTH_IN), min(height, MAX_HEIGHT_IN)),
-                      layout="constrained")
+    """A figure of at most the page's size (called in every builder's :data:`_RC` context)."""
+    return Figure(figsize=(min(width, MAX_WIDTH_IN), min(height, MAX_HEIGHT_IN)),
+                  layout="constrained")
 
 
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
