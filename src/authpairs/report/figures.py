@@ -12,6 +12,7 @@ than :data:`MIN_FONT_PT` (10.7 px). What grows with the data grows in height, no
 from __future__ import annotations
 
 import functools
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -379,15 +380,11 @@ def _row_runs(cells: Sequence[tuple[int, int, int]], panel: int) -> list[mpl.pat
         if q == panel:
             rows.setdefault(a, []).append(b)
     rects = []
-    for a, columns in rows.items():
-        columns.sort()
-        start = prev = columns[0]
-        for b in [*columns[1:], -1]:  # -1 closes the last run
-            if b == prev + 1:
-                prev = b
-                continue
-            rects.append(mpl.patches.Rectangle((start - 0.5, a - 0.5), prev - start + 1, 1))
-            start = prev = b
+    for a, columns in rows.items():  # adjacent columns keep column - rank constant
+        for _, run in itertools.groupby(enumerate(sorted(columns)), key=lambda x: x[1] - x[0]):
+            run_columns = [b for _, b in run]
+            rects.append(mpl.patches.Rectangle((run_columns[0] - 0.5, a - 0.5),
+                                               len(run_columns), 1))
     return rects
 
 
