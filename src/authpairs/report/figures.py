@@ -168,7 +168,7 @@ def _figure(width: float, height: float) -> Figure:
 
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
             xlabel: str, ylabel: str, cbar_label: str, vmin: float, vmax: float,
-            text: Sequence[Sequence[str]] | None = None, cmap: str = "Greys",
+            text: Sequence[Sequence[str]], cmap: str = "Greys",
             reverse_text: bool = False) -> Figure:
     """A grey-ramp heatmap; NaN cells are hatched.
 
@@ -180,8 +180,8 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
     """
     nrows, ncols = values.shape
     row_w = max((_text_width_in(r, 9) for r in rows), default=0)
-    annotate = text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS
-    cells = [t for row in text for t in row] if text is not None and annotate else []
+    annotate = nrows * ncols <= MAX_ANNOTATED_CELLS
+    cells = [t for row in text for t in row] if annotate else []
     cell_w = max(0.55, max((_text_width_in(t, MIN_FONT_PT) for t in cells), default=0) + 0.15)
     if 2.3 + row_w + cell_w * ncols > MAX_WIDTH_IN:  # printed values would not fit the cells
         annotate, cells, cell_w = False, [], 0.55
@@ -216,7 +216,7 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
         ax.set_xlabel(xlabel)
         ax.set_ylabel(_wrap(ylabel, max(plot_h, 1.0), 9))
         fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
-        if text is not None and annotate:
+        if annotate:
             span = vmax - vmin or 1.0
             for i in range(nrows):
                 for j in range(ncols):
