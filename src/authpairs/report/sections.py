@@ -36,22 +36,12 @@ COLUMN_TITLES: dict[str, str] = {
 }
 
 
-def column_title(key: str) -> str:
-    """The page's title of a CSV column (the CSV keeps the key)."""
-    return COLUMN_TITLES.get(key) or count_title(key)
-
-
-def is_p_value(key: str) -> bool:
-    """True for columns that hold p-values (written with :func:`format_p`)."""
-    return key == "p" or key.endswith(("_p", "p_value"))
-
-
 def _cell(value: Any, key: str = "") -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float) and is_p_value(key):
+    if isinstance(value, float) and (key == "p" or key.endswith(("_p", "p_value"))):  # p-value
         return format_p(value)
     if isinstance(value, float):
         if math.isnan(value):
@@ -81,7 +71,7 @@ def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]]
     if columns is None:
         columns = list(dict.fromkeys(key for row in rows for key in row))
     return TableView(
-        caption, [column_title(c) for c in columns],
+        caption, [COLUMN_TITLES.get(c) or count_title(c) for c in columns],  # the CSV keeps keys
         [[_cell(row.get(c), c) for c in columns] for row in rows[:max_rows]],
         numeric=[all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
                  for c in columns], keys=list(columns), source=source, total_rows=len(rows))
