@@ -185,11 +185,6 @@ class GateResult(NotebookView):
         return {"passed": self.passed, **asdict(self)}
 
 
-def _usable_denial(r: CaseRecord) -> bool:
-    """A usable BLOCK decision whose operation did not go through (unavailable is not one)."""
-    return outcome_of(r) == "BLOCK" and not r.went_through
-
-
 def _path(r: CaseRecord) -> str:
     return r.attributes.get("path", "")
 
@@ -244,7 +239,7 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
         if r is None:
             failures.append(GateFailure("forbidden", d.case_id, "", "",
                                         "missing from the candidate run"))
-        elif not _usable_denial(r):
+        elif outcome_of(r) != "BLOCK" or r.went_through:  # a usable denial: BLOCK, not through
             failures.append(GateFailure("forbidden", d.case_id, r.cluster, _path(r),
                                         f"not a usable denial: {_describe(r)}"))
 
