@@ -113,10 +113,6 @@ class SignFlipResult(PlainData):
     seed: int | None
 
 
-def _is_integral(values: np.ndarray) -> bool:
-    return bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
-
-
 def _exact_by_counting(values: np.ndarray, observed: float) -> float:
     """Exact p by counting sign patterns per attainable sum (integer differences)."""
     ints = np.abs(values).astype(np.int64)
@@ -161,7 +157,7 @@ def sign_flip_test(cluster_diffs: Sequence[float] | np.ndarray, *, seed: int = D
     observed = float(values.sum())
     if m == 0:
         return SignFlipResult(1.0, "trivial", 0, 1, observed, None)
-    if _is_integral(values) and m <= max_exact:
+    if m <= max_exact and np.all(np.isfinite(values)) and np.all(values == np.round(values)):
         return SignFlipResult(_exact_by_counting(values, observed), "exact", m, 2**m, observed,
                               None)
     if m <= ENUMERATION_MAX_CLUSTERS:
