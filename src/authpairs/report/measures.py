@@ -4,6 +4,7 @@ group measures. Every row is one CSV line; every number comes from :mod:`authpai
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,14 +189,10 @@ def engine_label_rows(runs: Sequence[ReportRun]) -> list[dict[str, Any]]:
     """Native engine x reference label cross-table (paper Figure 6): outcome counts per run."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        cells: dict[tuple[str, str], dict[str, int]] = {}
-        for r in run.records:
-            engine = r.attributes.get("engine")
-            if not engine:
-                continue
-            cell = cells.setdefault((engine, r.label), dict.fromkeys(DECISIONS, 0))
-            cell[outcome_of(r)] += 1
-        for (engine, label), counts in sorted(cells.items()):
+        counted = Counter((r.attributes["engine"], r.label, outcome_of(r)) for r in run.records
+                          if r.attributes.get("engine"))
+        for engine, label in sorted({(engine, label) for engine, label, _ in counted}):
+            counts = {outcome: counted[(engine, label, outcome)] for outcome in DECISIONS}
             rows.append({"run": run.name, "engine": engine, "label": label,
                          "n": sum(counts.values()), **counts})
     return rows
