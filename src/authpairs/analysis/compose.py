@@ -234,14 +234,6 @@ def compose_all(runs: Mapping[str, Sequence[CaseRecord]]) -> tuple[ReviewerMatri
                            for order in ordered_selections(len(m.names)))
 
 
-def _stop_reason(m: ReviewerMatrix, i: int, j: int) -> str:
-    if m.unavailable[i, j]:
-        return "unavailable"
-    if m.abstention[i, j]:
-        return "abstention"
-    return "BLOCK"
-
-
 def route_order(m: ReviewerMatrix, order: Sequence[int]) -> list[dict[str, Any]]:
     """Per-request routing of one ordered selection: who was consulted and who stopped it.
 
@@ -259,7 +251,9 @@ def route_order(m: ReviewerMatrix, order: Sequence[int]) -> list[dict[str, Any]]
         for i in order:
             consulted.append(m.names[i])
             if not m.allow[i, j]:
-                stopped, reason = m.names[i], _stop_reason(m, i, j)
+                stopped = m.names[i]
+                reason = ("unavailable" if m.unavailable[i, j] else
+                          "abstention" if m.abstention[i, j] else "BLOCK")
                 break
         rows.append({"order": name, "case_id": cid,
                      "label": "forbidden" if m.forbidden[j] else "lawful",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,9 @@ class Condition(PlainData):
 
 
 def condition_from_composition(c: CompositionResult) -> Condition:
-    """A cost condition from a composition replay (unavailable = reached unavailable)."""
-    return Condition(c.name, c.incorrect_approvals, c.lawful_nonapprovals, c.unavailable,
-                     c.output_tokens, c.input_tokens, c.n_forbidden, c.n_lawful,
-                     c.output_tokens_forbidden, c.output_tokens_lawful,
-                     c.input_tokens_forbidden, c.input_tokens_lawful)
+    """A cost condition from a composition replay (unavailable = reached unavailable): every
+    field of :class:`Condition` is the composition's field (or property) of that name."""
+    return Condition(**{f.name: getattr(c, f.name) for f in fields(Condition)})
 
 
 def break_even(riskier: Condition, safer: Condition, *, output_price: float = 0.0,
@@ -183,33 +181,29 @@ def cost_grid(conditions: Sequence[Condition], spec: GridSpec | None = None, *,
     if not conditions:
         raise ValueError("no conditions to select from")
     names = [c.name for c in conditions]
-    u = np.array([c.incorrect_approvals for c in conditions], dtype=np.float64)
-    d = np.array([c.lawful_nonapprovals for c in conditions], dtype=np.float64)
-    a = np.array([c.unavailable for c in conditions], dtype=np.float64)
+
+    def counts(name: str) -> np.ndarray:  # one value per condition
+        return np.array([getattr(c, name) for c in conditions], dtype=np.float64)
+
+    u, d, a = counts("incorrect_approvals"), counts("lawful_nonapprovals"), counts("unavailable")
     prev: tuple[float | None, ...] = spec.prevalence if with_prevalence else (None,)
     axes = list(itertools.product(spec.severity, spec.output_price, spec.input_price,
                                   range(len(spec.approval_cap)),
                                   range(len(spec.availability_cap)), prev))
-    r = np.array([x[0] for x in axes], dtype=np.float64)[:, None]
-    lo = np.array([x[1] for x in axes], dtype=np.float64)[:, None]
-    li = np.array([x[2] for x in axes], dtype=np.float64)[:, None]
+    r, lo, li = (np.array([x[k] for x in axes], dtype=np.float64)[:, None] for k in range(3))
     ucap = _cap_array(spec.approval_cap)[[x[3] for x in axes]][:, None]
     acap = _cap_array(spec.availability_cap)[[x[4] for x in axes]][:, None]
     if with_prevalence:
-        nf = np.array([max(c.n_forbidden, 1) for c in conditions], dtype=np.float64)
-        nl = np.array([max(c.n_lawful, 1) for c in conditions], dtype=np.float64)
-        tf = np.array([c.output_tokens_forbidden for c in conditions], dtype=np.float64)
-        tl = np.array([c.output_tokens_lawful for c in conditions], dtype=np.float64)
-        pf = np.array([c.input_tokens_forbidden for c in conditions], dtype=np.float64)
-        pl = np.array([c.input_tokens_lawful for c in conditions], dtype=np.float64)
+        nf, nl = np.maximum(counts("n_forbidden"), 1), np.maximum(counts("n_lawful"), 1)
+        tf, tl = counts("output_tokens_forbidden"), counts("output_tokens_lawful")
+        pf, pl = counts("input_tokens_forbidden"), counts("input_tokens_lawful")
         pi = np.array([x[5] for x in axes], dtype=np.float64)[:, None]
         loss = (pi * r * u / nf + (1 - pi) * d / nl
                 + lo * (pi * tf / nf + (1 - pi) * tl / nl) / 1e6
                 + li * (pi * pf / nf + (1 - pi) * pl / nl) / 1e6)
     else:
-        t = np.array([c.output_tokens for c in conditions], dtype=np.float64)
-        p = np.array([c.input_tokens for c in conditions], dtype=np.float64)
-        loss = r * u + d + lo * t / 1e6 + li * p / 1e6
+        loss = (r * u + d + lo * counts("output_tokens") / 1e6
+                + li * counts("input_tokens") / 1e6)
     feasible = (u[None, :] <= ucap) & (a[None, :] <= acap)
     masked = np.where(feasible, loss, np.inf)
     best = masked.min(axis=1)
@@ -258,22 +252,15 @@ def _axis(raw: Any, key: str, origin: str, *, caps: bool = False) -> tuple[Any, 
     return tuple(out)
 
 
-def grid_spec_from_dict(raw: dict[str, Any], origin: str = "<grid>") -> GridSpec:
-    """A :class:`GridSpec` from plain data; omitted axes keep their defaults.
-
-    Caps may be ``null`` (no cap); every other value is a non-negative number.
+def load_grid_spec(path: str | Path) -> GridSpec:
+    """Read a grid YAML file (a mapping of axis name to list of values); omitted axes keep
+    their defaults. Caps may be ``null`` (no cap); every other value is a non-negative number.
     """
+    raw = read_yaml_mapping(path, "grid file", GridSpecError, hint=" of axis -> values")
     default = GridSpec()
     known = set(default.to_dict())
     extra = set(raw) - known
     if extra:
-        raise GridSpecError(f"{origin}: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
-    values = {key: (_axis(raw[key], key, origin, caps=key.endswith("_cap"))
-                    if key in raw else getattr(default, key)) for key in known}
-    return GridSpec(**values)
-
-
-def load_grid_spec(path: str | Path) -> GridSpec:
-    """Read a grid YAML file (a mapping of axis name to list of values)."""
-    raw = read_yaml_mapping(path, "grid file", GridSpecError, hint=" of axis -> values")
-    return grid_spec_from_dict(raw, origin=str(path))
+        raise GridSpecError(f"{path}: unknown field(s) {sorted(extra)}; known: {sorted(known)}")
+    return GridSpec(**{key: (_axis(raw[key], key, str(path), caps=key.endswith("_cap"))
+                             if key in raw else getattr(default, key)) for key in known})

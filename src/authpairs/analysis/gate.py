@@ -60,7 +60,7 @@ def read_case_ids(path: str | Path) -> list[DesignatedId]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise GateInputError(f"{p}: cannot read case-id file: {exc}") from exc
-    out: list[DesignatedId] = []
+    out: dict[str, DesignatedId] = {}  # the first of each case id, in file order
     if p.suffix.lower() in {".yaml", ".yml"}:
         try:
             data = yaml.safe_load(text)
@@ -79,7 +79,7 @@ def read_case_ids(path: str | Path) -> list[DesignatedId]:
             if not isinstance(item, str) or not item.strip():
                 raise GateInputError(f"{p}[entry {i}]: case id must be a non-empty string, "
                                      f"got {item!r}")
-            out.append(DesignatedId(item.strip(), f"{p}[entry {i}]"))
+            out.setdefault(item.strip(), DesignatedId(item.strip(), f"{p}[entry {i}]"))
     else:
         for n, line in enumerate(text.splitlines(), start=1):
             cid = line.split("#", 1)[0].strip()
@@ -87,11 +87,8 @@ def read_case_ids(path: str | Path) -> list[DesignatedId]:
                 continue
             if any(ch.isspace() for ch in cid):
                 raise GateInputError(f"{p}:{n}: one case id per line expected, got {cid!r}")
-            out.append(DesignatedId(cid, f"{p}:{n}"))
-    unique: dict[str, DesignatedId] = {}  # the first of each case id, in file order
-    for d in out:
-        unique.setdefault(d.case_id, d)
-    return list(unique.values())
+            out.setdefault(cid, DesignatedId(cid, f"{p}:{n}"))
+    return list(out.values())
 
 
 @dataclass(frozen=True)
@@ -188,11 +185,6 @@ class GateResult(NotebookView):
         return {"passed": self.passed, **asdict(self)}
 
 
-def _usable_denial(r: CaseRecord) -> bool:
-    """A usable BLOCK decision whose operation did not go through (unavailable is not one)."""
-    return outcome_of(r) == "BLOCK" and not r.went_through
-
-
 def _path(r: CaseRecord) -> str:
     return r.attributes.get("path", "")
 
@@ -247,7 +239,7 @@ def run_gate(baseline: Sequence[CaseRecord], candidate: Sequence[CaseRecord], *,
         if r is None:
             failures.append(GateFailure("forbidden", d.case_id, "", "",
                                         "missing from the candidate run"))
-        elif not _usable_denial(r):
+        elif outcome_of(r) != "BLOCK" or r.went_through:  # a usable denial: BLOCK, not through
             failures.append(GateFailure("forbidden", d.case_id, r.cluster, _path(r),
                                         f"not a usable denial: {_describe(r)}"))
 

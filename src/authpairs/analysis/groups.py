@@ -32,8 +32,7 @@ def correct(record: CaseRecord) -> bool:
 def _groups(records: Iterable[CaseRecord], attribute: str) -> dict[str, list[CaseRecord]]:
     out: dict[str, list[CaseRecord]] = defaultdict(list)
     for r in records:
-        value = r.cluster if attribute == "cluster" else r.attributes.get(attribute)
-        if value:
+        if value := r.attributes.get(attribute):
             out[value].append(r)
     return dict(out)
 

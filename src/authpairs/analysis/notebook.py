@@ -206,9 +206,8 @@ def _subtable(table: Table, indices: Sequence[int]) -> Table:
     columns = [table.columns[i] for i in indices]
     for column in columns:
         sub.add_column(column.header, justify=column.justify, no_wrap=True, overflow="fold")
-    cells = [list(column.cells) for column in columns]
-    for r in range(table.row_count):
-        sub.add_row(*(col[r] for col in cells))
+    for row in zip(*(column.cells for column in columns), strict=True):
+        sub.add_row(*row)
     return sub
 
 

@@ -72,16 +72,13 @@ def cluster_bootstrap_net(diffs: Sequence[float] | np.ndarray, sizes: Sequence[i
     n = np.asarray(sizes, dtype=np.float64)
     if d.shape != n.shape or d.ndim != 1:
         raise ValueError("diffs and sizes must be 1-D arrays of equal length")
-    if draws < 1:
-        raise ValueError("draws must be positive")
-    if not 0 < level < 1:
-        raise ValueError("level must lie strictly between 0 and 1")
     if np.any(n <= 0):
         raise ValueError("every cluster must hold at least one unit")
+    # one rate (net change over units) of :func:`cluster_bootstrap_ratios`, whose draws it shares
+    # (and which checks ``draws`` and ``level``)
+    estimate, low, high = cluster_bootstrap_ratios(d, n, draws=draws, seed=seed, level=level)
     if d.size == 0:
         return BootstrapResult(0.0, 0.0, 0.0, draws, seed, level, 0, 0)
-    # one rate (net change over units) of :func:`cluster_bootstrap_ratios`, whose draws it shares
-    estimate, low, high = cluster_bootstrap_ratios(d, n, draws=draws, seed=seed, level=level)
     return BootstrapResult(float(estimate[0]), float(low[0]), float(high[0]), draws, seed, level,
                            d.size, int(n.sum()))
 
@@ -114,10 +111,6 @@ class SignFlipResult(PlainData):
     patterns: int
     statistic: float
     seed: int | None
-
-
-def _is_integral(values: np.ndarray) -> bool:
-    return bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
 
 
 def _exact_by_counting(values: np.ndarray, observed: float) -> float:
@@ -164,7 +157,7 @@ def sign_flip_test(cluster_diffs: Sequence[float] | np.ndarray, *, seed: int = D
     observed = float(values.sum())
     if m == 0:
         return SignFlipResult(1.0, "trivial", 0, 1, observed, None)
-    if _is_integral(values) and m <= max_exact:
+    if m <= max_exact and np.all(np.isfinite(values)) and np.all(values == np.round(values)):
         return SignFlipResult(_exact_by_counting(values, observed), "exact", m, 2**m, observed,
                               None)
     if m <= ENUMERATION_MAX_CLUSTERS:

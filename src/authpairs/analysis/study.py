@@ -142,8 +142,7 @@ def expand_plan(plan: StudyPlan, origin: str = "<plan>") -> list[StudyCell]:
     """Every (levels..., seed) combination as a resolved run configuration."""
     factor_names = list(plan.factors)
     seeds: list[int | None] = list(plan.seeds) if plan.seeds is not None else [None]
-    cells: list[StudyCell] = []
-    seen: dict[str, StudyCell] = {}
+    cells: dict[str, StudyCell] = {}  # by run id, in plan order
     base = dict(plan.base)
     if plan.records is not None:
         base["records"] = plan.records
@@ -160,13 +159,12 @@ def expand_plan(plan: StudyPlan, origin: str = "<plan>") -> list[StudyCell]:
             except ConfigError as exc:
                 raise StudyPlanError(str(exc)) from exc
             cell = StudyCell(tuple(zip(factor_names, combo, strict=True)), seed, config)
-            if cell.run_id in seen:
+            if cell.run_id in cells:
                 raise StudyPlanError(
-                    f"{origin}: cells {seen[cell.run_id].labels()} and {cell.labels()} resolve "
+                    f"{origin}: cells {cells[cell.run_id].labels()} and {cell.labels()} resolve "
                     "to the same configuration; make the factor levels differ")
-            seen[cell.run_id] = cell
-            cells.append(cell)
-    return cells
+            cells[cell.run_id] = cell
+    return list(cells.values())
 
 
 @dataclass(frozen=True)
@@ -179,14 +177,13 @@ class ContrastSpec:
 
     @property
     def name(self) -> str:
-        """e.g. 'model=qwen-9b seed=0: direct -> schema'."""
-        fixed = {k: v for k, v in self.before.labels().items() if k != self.compare}
-        prefix = " ".join(f"{k}={v}" for k, v in fixed.items())
-        return (f"{prefix}: " if prefix else "") + (
-            f"{dict(self.before.levels)[self.compare]} -> {dict(self.after.levels)[self.compare]}")
+        """e.g. 'model=qwen-9b seed=0: direct -> schema' (from :meth:`labels`)."""
+        *fixed, (_, before), (_, after) = self.labels().items()
+        prefix = " ".join(f"{k}={v}" for k, v in fixed)
+        return (f"{prefix}: " if prefix else "") + f"{before} -> {after}"
 
     def labels(self) -> dict[str, str]:
-        """Fixed factor levels plus the two compared levels."""
+        """Fixed factor levels, then the two compared levels."""
         out = {k: v for k, v in self.before.labels().items() if k != self.compare}
         out[f"{self.compare}_before"] = dict(self.before.levels)[self.compare]
         out[f"{self.compare}_after"] = dict(self.after.levels)[self.compare]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jinja2
 
-from authpairs.analysis.notebook import TableView, html_tables
+from authpairs.analysis.notebook import html_tables
 from authpairs.analysis.study import (
     StudyCell,
     StudyPlan,
@@ -61,15 +61,8 @@ _ENV = jinja2.Environment(loader=jinja2.PackageLoader("authpairs.report", "templ
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
                           undefined=jinja2.StrictUndefined, trim_blocks=True,
                           lstrip_blocks=True)
-
-
-def _table_html(view: TableView) -> str:
-    """A section's table as HTML (every text escaped by the renderer: the template marks it
-    safe)."""
-    return html_tables([view], limit=len(view.rows))
-
-
-_ENV.filters["table_html"] = _table_html
+# a section's table as HTML (every text escaped by the renderer: the template marks it safe)
+_ENV.filters["table_html"] = lambda view: html_tables([view], limit=len(view.rows))
 
 
 def render_page(sections: Sequence[Section], *, runs: Sequence[str],

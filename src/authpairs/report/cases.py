@@ -51,22 +51,14 @@ def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun
     """The run pairs whose transitions the browser filters by: the ``--compare`` pair first,
     then every same-dataset pair of guardrail runs in the order given (earlier = before) for up to
     :data:`MAX_PAIRED_RUNS` runs, else each run and the next same-dataset run."""
-    pairs: list[tuple[ReportRun, ReportRun]] = [compare] if compare is not None else []
     runs = guardrail_runs(runs)  # two agent runs are compared as stacks (the transitions)
-    if len(runs) <= MAX_PAIRED_RUNS:
-        candidates = list(itertools.combinations(runs, 2))
-    else:
-        candidates = [(a, next(b for b in runs[i + 1:]
-                               if b.info.manifest_sha256 == a.info.manifest_sha256))
-                      for i, a in enumerate(runs)
-                      if any(b.info.manifest_sha256 == a.info.manifest_sha256
-                             for b in runs[i + 1:])]
-    seen = {(a.name, b.name) for a, b in pairs}
-    for a, b in candidates:
-        if a.info.manifest_sha256 == b.info.manifest_sha256 and (a.name, b.name) not in seen:
-            seen.add((a.name, b.name))
-            pairs.append((a, b))
-    return pairs
+    same = [(a, b) for a, b in itertools.combinations(runs, 2)
+            if a.info.manifest_sha256 == b.info.manifest_sha256]
+    if len(runs) > MAX_PAIRED_RUNS:  # each run's first pair: with the next same-dataset run
+        same = [next(firsts) for _, firsts in itertools.groupby(same, key=lambda p: p[0].name)]
+    pairs: list[tuple[ReportRun, ReportRun]] = [compare] if compare is not None else []
+    given = {(a.name, b.name) for a, b in pairs}
+    return pairs + [(a, b) for a, b in same if (a.name, b.name) not in given]
 
 
 class _Texts:

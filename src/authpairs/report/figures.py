@@ -11,6 +11,8 @@ than :data:`MIN_FONT_PT` (10.7 px). What grows with the data grows in height, no
 
 from __future__ import annotations
 
+import functools
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -57,11 +59,14 @@ class FigureFile:
     png: str
 
 
-def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
-    """Write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata).
+def _render(out_dir: Path, stem: str, builder: str, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> None:
+    """Draw ``builder(*args, **kwargs)`` (a builder of this module, named: the job may cross to
+    a worker process) and write ``figures/<stem>.svg`` and ``.png`` (deterministic metadata).
 
     The layout is computed once on an Agg canvas, then frozen for both files.
     """
+    fig = globals()[builder](*args, **kwargs)
     folder = out_dir / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(_RC):
@@ -73,23 +78,6 @@ def save(fig: Figure, out_dir: Path, stem: str, title: str) -> FigureFile:
         fig.savefig(folder / f"{stem}.svg", format="svg", metadata={"Date": None})
         fig.savefig(folder / f"{stem}.png", format="png", dpi=PNG_DPI,
                     metadata={"Software": None})
-    return FigureFile(stem, title, f"figures/{stem}.svg", f"figures/{stem}.png")
-
-
-@dataclass(frozen=True)
-class FigureJob:
-    """A figure to draw: a builder of this module, its arguments, and where it goes."""
-
-    stem: str
-    title: str
-    builder: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-
-def _render(job: FigureJob, out_dir: Path) -> None:
-    builder = globals()[job.builder]
-    save(builder(*job.args, **job.kwargs), out_dir, job.stem, job.title)
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -119,7 +107,7 @@ class FigureQueue:
     def __init__(self, out_dir: Path, workers: int | None = None) -> None:
         self.out_dir = out_dir
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        self.jobs: list[FigureJob] = []
+        self.jobs: list[functools.partial[None]] = []
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future[None]] = []
 
@@ -128,7 +116,7 @@ class FigureQueue:
         """Queue ``builder(*args, **kwargs)``; returns the files it will write."""
         if globals().get(builder.__name__) is not builder:
             raise ValueError(f"{builder.__name__} is not a figure builder of {__name__}")
-        job = FigureJob(stem, caption, builder.__name__, args, kwargs)
+        job = functools.partial(_render, self.out_dir, stem, builder.__name__, args, kwargs)
         if self.workers > 1 and self._pool is None:
             _warm_fonts()
             try:
@@ -136,7 +124,7 @@ class FigureQueue:
             except (OSError, NotImplementedError):  # no process support (e.g. no /dev/shm)
                 self.workers = 1
         if self._pool is not None:
-            self._futures.append(self._pool.submit(_render, job, self.out_dir))
+            self._futures.append(self._pool.submit(job))
         else:
             self.jobs.append(job)
         return FigureFile(stem, caption, f"figures/{stem}.svg", f"figures/{stem}.png")
@@ -145,7 +133,7 @@ class FigureQueue:
         """Draw (or wait for) every queued figure."""
         try:
             for job in self.jobs:
-                _render(job, self.out_dir)
+                job()
             for future in self._futures:
                 future.result()
         finally:
@@ -173,14 +161,14 @@ def _text_width_in(text: str, points: float) -> float:
 
 
 def _figure(width: float, height: float) -> Figure:
-    with mpl.rc_context(_RC):
-        return Figure(figsize=(min(width, MAX_WIDTH_IN), min(height, MAX_HEIGHT_IN)),
-                      layout="constrained")
+    """A figure of at most the page's size (called in every builder's :data:`_RC` context)."""
+    return Figure(figsize=(min(width, MAX_WIDTH_IN), min(height, MAX_HEIGHT_IN)),
+                  layout="constrained")
 
 
 def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, title: str,
             xlabel: str, ylabel: str, cbar_label: str, vmin: float, vmax: float,
-            text: Sequence[Sequence[str]] | None = None, cmap: str = "Greys",
+            text: Sequence[Sequence[str]], cmap: str = "Greys",
             reverse_text: bool = False) -> Figure:
     """A grey-ramp heatmap; NaN cells are hatched.
 
@@ -192,8 +180,8 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
     """
     nrows, ncols = values.shape
     row_w = max((_text_width_in(r, 9) for r in rows), default=0)
-    annotate = text is not None and nrows * ncols <= MAX_ANNOTATED_CELLS
-    cells = [t for row in text for t in row] if text is not None and annotate else []
+    annotate = nrows * ncols <= MAX_ANNOTATED_CELLS
+    cells = [t for row in text for t in row] if annotate else []
     cell_w = max(0.55, max((_text_width_in(t, MIN_FONT_PT) for t in cells), default=0) + 0.15)
     if 2.3 + row_w + cell_w * ncols > MAX_WIDTH_IN:  # printed values would not fit the cells
         annotate, cells, cell_w = False, [], 0.55
@@ -228,7 +216,7 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, tit
         ax.set_xlabel(xlabel)
         ax.set_ylabel(_wrap(ylabel, max(plot_h, 1.0), 9))
         fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3))
-        if text is not None and annotate:
+        if annotate:
             span = vmax - vmin or 1.0
             for i in range(nrows):
                 for j in range(ncols):
@@ -392,15 +380,11 @@ def _row_runs(cells: Sequence[tuple[int, int, int]], panel: int) -> list[mpl.pat
         if q == panel:
             rows.setdefault(a, []).append(b)
     rects = []
-    for a, columns in rows.items():
-        columns.sort()
-        start = prev = columns[0]
-        for b in [*columns[1:], -1]:  # -1 closes the last run
-            if b == prev + 1:
-                prev = b
-                continue
-            rects.append(mpl.patches.Rectangle((start - 0.5, a - 0.5), prev - start + 1, 1))
-            start = prev = b
+    for a, columns in rows.items():  # adjacent columns keep column - rank constant
+        for _, run in itertools.groupby(enumerate(sorted(columns)), key=lambda x: x[1] - x[0]):
+            run_columns = [b for _, b in run]
+            rects.append(mpl.patches.Rectangle((run_columns[0] - 0.5, a - 0.5),
+                                               len(run_columns), 1))
     return rects
 
 
@@ -425,17 +409,13 @@ def grid_figure(rows: Sequence[dict[str, Any]], order_index: dict[str, int], *,
             col_keys.index((r["output_price"], r["input_price"]))))
     winners = sorted((k for k in cells if k not in ("tie", "infeasible")),
                      key=lambda k: (-len(cells[k]), order_index.get(k, 0)))
-    shown = winners[:max_styles]
-    styles: dict[str, tuple[str, str, str]] = {}
-    for n, name in enumerate(shown):
-        styles[name] = (GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)],
-                        f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)")
-    other = [k for k in winners if k not in styles]
+    other = winners[max_styles:]
     with mpl.rc_context(_RC):
         fig = _figure(4.5 + 0.3 * len(col_keys) * len(avails), 2.4 + 0.2 * len(row_keys))
         axes = fig.subplots(1, len(avails), squeeze=False, sharey=True)[0]
-        groups: list[tuple[str, list[tuple[int, int, int]], str, str]] = [
-            (label, cells[name], grey, hatch) for name, (grey, hatch, label) in styles.items()]
+        groups = [(f"#{order_index.get(name, 0)} {name} ({len(cells[name])} cells)", cells[name],
+                   GREYS[n % len(GREYS)], HATCHES[n % len(HATCHES)])
+                  for n, name in enumerate(winners[:max_styles])]
         if other:
             groups.append((f"other compositions ({sum(len(cells[k]) for k in other)} cells)",
                            [c for k in other for c in cells[k]], "0.55", "||"))

@@ -4,6 +4,7 @@ group measures. Every row is one CSV line; every number comes from :mod:`authpai
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +81,6 @@ RATES: tuple[Rate, ...] = (
 )
 
 
-def _rate(records: Sequence[CaseRecord], rate: Rate) -> float | None:
-    among = [r for r in records if rate.among(r)]
-    return 100.0 * sum(map(rate.hit, among)) / len(among) if among else None
-
-
 @dataclass(frozen=True)
 class SeedGroup:
     """Runs that share a configuration except their seed."""
@@ -127,26 +123,27 @@ def seed_summary(groups: Sequence[SeedGroup], *, draws: int = DEFAULT_DRAWS,
         rates = [rate for rate in RATES if enforced or not rate.needs_effects]
         clusters = sorted({r.cluster for run in group.runs for r in run.records})
         index = {c: i for i, c in enumerate(clusters)}
-        hits = np.zeros((len(rates), len(clusters)))
-        sizes = np.zeros((len(rates), len(clusters)))
-        per_seed: list[list[float | None]] = []
-        for run in group.runs:
+        hits = np.zeros((len(group.runs), len(rates), len(clusters)))  # seed x rate x cluster
+        sizes = np.zeros_like(hits)
+        for k, run in enumerate(group.runs):
             for m, rate in enumerate(rates):
                 for r in run.records:
                     if rate.among(r):
-                        sizes[m, index[r.cluster]] += 1
-                        hits[m, index[r.cluster]] += rate.hit(r)
-            per_seed.append([_rate(run.records, rate) for rate in rates])
-        estimate, low, high = cluster_bootstrap_ratios(hits, sizes, draws=draws, seed=seed)
+                        sizes[k, m, index[r.cluster]] += 1
+                        hits[k, m, index[r.cluster]] += rate.hit(r)
+        estimate, low, high = cluster_bootstrap_ratios(hits.sum(axis=0), sizes.sum(axis=0),
+                                                       draws=draws, seed=seed)
+        seed_hits, seed_sizes = hits.sum(axis=2), sizes.sum(axis=2)  # seed x rate
         for m, rate in enumerate(rates):
-            values = [x for v in per_seed if (x := v[m]) is not None]
+            values = [float(100.0 * h / n)
+                      for h, n in zip(seed_hits[:, m], seed_sizes[:, m], strict=True) if n]
             if not values:
                 continue
             rows.append({
                 "configuration": group.label, "configuration_key": group.key,
                 "runs": "|".join(r.name for r in group.runs), "seeds": len(group.runs),
                 "rate": rate.name, "title": rate.title,
-                "n_per_seed": int(sizes[m].sum()) // len(group.runs),
+                "n_per_seed": int(sizes[:, m].sum()) // len(group.runs),
                 "mean": round(float(np.mean(values)), 3), "min": round(min(values), 3),
                 "max": round(max(values), 3), "pooled": round(float(estimate[m]), 3),
                 "bootstrap_low": round(float(low[m]), 3),
@@ -192,14 +189,10 @@ def engine_label_rows(runs: Sequence[ReportRun]) -> list[dict[str, Any]]:
     """Native engine x reference label cross-table (paper Figure 6): outcome counts per run."""
     rows: list[dict[str, Any]] = []
     for run in runs:
-        cells: dict[tuple[str, str], dict[str, int]] = {}
-        for r in run.records:
-            engine = r.attributes.get("engine")
-            if not engine:
-                continue
-            cell = cells.setdefault((engine, r.label), dict.fromkeys(DECISIONS, 0))
-            cell[outcome_of(r)] += 1
-        for (engine, label), counts in sorted(cells.items()):
+        counted = Counter((r.attributes["engine"], r.label, outcome_of(r)) for r in run.records
+                          if r.attributes.get("engine"))
+        for engine, label in sorted({(engine, label) for engine, label, _ in counted}):
+            counts = {outcome: counted[(engine, label, outcome)] for outcome in DECISIONS}
             rows.append({"run": run.name, "engine": engine, "label": label,
                          "n": sum(counts.values()), **counts})
     return rows

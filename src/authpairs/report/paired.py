@@ -173,16 +173,13 @@ def transitions_section(out: Path, figs: fig.FigureQueue, contrast: Contrast) ->
     section.tables.append(table(
         out, "transitions_lawful", f"lawful {unit} ({names.lawful_title}): transitions, lost "
         "split by the outcome after",
-        [{**{f.key: n[f.key] for f in names.lawful}, "net": n["net"],
-          "lawful_completed_before": n["lawful_completed_before"],
-          "lawful_completed_after": n["lawful_completed_after"],
-          "lawful_matched": n["lawful_matched"]}]))
+        [{key: n[key] for key in (*(f.key for f in names.lawful), "net", "lawful_completed_before",
+                                  "lawful_completed_after", "lawful_matched")}]))
     section.tables.append(table(
         out, "transitions_forbidden", f"forbidden {unit} ({names.forbidden_title}): "
-        "transitions", [{**{f.key: n[f.key] for f in names.forbidden},
-                         f"forbidden_{through}_before": n[f"forbidden_{through}_before"],
-                         f"forbidden_{through}_after": n[f"forbidden_{through}_after"],
-                         "forbidden_matched": n["forbidden_matched"]}]))
+        "transitions", [{key: n[key] for key in (
+            *(f.key for f in names.forbidden), f"forbidden_{through}_before",
+            f"forbidden_{through}_after", "forbidden_matched")}]))
     for label in ("lawful", "forbidden"):
         matrix = comp.outcome_matrix(label)
         section.tables.append(table(

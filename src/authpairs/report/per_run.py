@@ -15,9 +15,7 @@ from authpairs.analysis.outcomes import DECISIONS
 from authpairs.report import figures as fig
 from authpairs.report import measures
 from authpairs.report.request import ReportRequest
-from authpairs.report.runset import (
-    ReportRun,
-)
+from authpairs.report.runset import ReportRun
 from authpairs.report.sections import Section, download, table
 from authpairs.report.tables import runs_view
 

@@ -23,35 +23,17 @@ COLUMN_TITLES: dict[str, str] = {
     "mean": "mean (%)",
     "min": "min (%)",
     "max": "max (%)",
-    "bootstrap_low": "bootstrap low",
-    "bootstrap_high": "bootstrap high",
     "net_pp": "net (pp)",
     "mcnemar_p": "McNemar p",
     "sign_flip_p": "sign-flip p",
     "holm_sign_flip_p": "Holm sign-flip p",
     "holm_mcnemar_p": "Holm McNemar p",
     "equal_weight_group_accuracy": "equal-weight group accuracy (%)",
-    "query_groups_with_both_labels": "query groups with both labels",
-    "case_id": "case id",
-    "lost_to": "lost to",
     "before_status": "before",
     "after_status": "after",
     "unavailable_forbidden": "unavailable reached, forbidden",
     "unavailable_lawful": "unavailable reached, lawful",
-    "cells_selected": "cells selected",
-    "stop_reason": "stop reason",
-    "stopped_by": "stopped by",
 }
-
-
-def column_title(key: str) -> str:
-    """The page's title of a CSV column (the CSV keeps the key)."""
-    return COLUMN_TITLES.get(key) or count_title(key)
-
-
-def is_p_value(key: str) -> bool:
-    """True for columns that hold p-values (written with :func:`format_p`)."""
-    return key == "p" or key.endswith(("_p", "p_value"))
 
 
 def _cell(value: Any, key: str = "") -> str:
@@ -59,7 +41,7 @@ def _cell(value: Any, key: str = "") -> str:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float) and is_p_value(key):
+    if isinstance(value, float) and (key == "p" or key.endswith(("_p", "p_value"))):  # p-value
         return format_p(value)
     if isinstance(value, float):
         if math.isnan(value):
@@ -89,7 +71,7 @@ def table(out_dir: Path, stem: str, caption: str, rows: Sequence[dict[str, Any]]
     if columns is None:
         columns = list(dict.fromkeys(key for row in rows for key in row))
     return TableView(
-        caption, [column_title(c) for c in columns],
+        caption, [COLUMN_TITLES.get(c) or count_title(c) for c in columns],  # the CSV keeps keys
         [[_cell(row.get(c), c) for c in columns] for row in rows[:max_rows]],
         numeric=[all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows)
                  for c in columns], keys=list(columns), source=source, total_rows=len(rows))

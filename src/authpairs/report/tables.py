@@ -174,7 +174,6 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
 
 def runs_table(rows: list[dict[str, str]], title: str) -> TableView:
     """A table of :func:`describe_run` rows (interface and model only when a run has one)."""
-    # interface and model are left out when no run has one (baselines only)
     columns = [name for name in RUN_LIST_COLUMNS if name not in ("interface", "model")
                or any(row[name] != "-" for row in rows)]
     return TableView(title, columns, [[row[name] for name in columns] for row in rows],
