@@ -16,6 +16,7 @@ from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
+from authpairs.report.runset import ReportInputError
 from tests.agent_records import record_agent_and_plain_runs
 
 

@@ -157,7 +157,7 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
     from authpairs.report.files import write_csv, write_json
     from authpairs.report.measures import run_row
     from authpairs.report.runset import ReportInputError, load_report_runs
-    from authpairs.report.tables import print_runs, write_scores
+    from authpairs.report.tables import runs_view, write_scores
     from authpairs.runs.completeness import completeness
 
     try:
@@ -166,7 +166,7 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
         raise typer.BadParameter(str(exc)) from exc
     check_by(by, {name for run in runs for r in run.records for name in r.attributes})
     rows = [run_row(run) for run in runs]
-    print_runs(console, rows)
+    console.print(runs_view(rows), crop=False)
     states = [completeness(run.info, (r.case_id for r in run.records)) for run in runs]
     for state in states:
         if not state.complete:

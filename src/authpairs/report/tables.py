@@ -10,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from authpairs.analysis.formatting import format_p
 from authpairs.analysis.notebook import TableView
 from authpairs.analysis.scoring import Score
@@ -23,7 +21,7 @@ if TYPE_CHECKING:  # numpy and scipy load only where contrasts and grids are com
     from authpairs.analysis.contrast import Contrast
     from authpairs.analysis.cost import GridResult
 
-__all__ = ["break_even_view", "describe_run", "family_view", "grid_view", "print_runs",
+__all__ = ["break_even_view", "describe_run", "family_view", "grid_view",
            "runs_table", "runs_view", "write_scores"]
 
 
@@ -84,11 +82,6 @@ def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
                      [[str(row["run"]) + ("" if row.get("complete", True) else " *"),
                        *(cell(row, key) for key, _ in columns)] for row in rows], notes,
                      keys=["run", *(key for key, _ in columns)])
-
-
-def print_runs(console: Console, rows: list[dict[str, object]]) -> None:
-    """Print the multi-run table with its notes."""
-    console.print(runs_view(rows), crop=False)
 
 
 def family_view(contrasts: Sequence[Contrast], title: str) -> TableView:
