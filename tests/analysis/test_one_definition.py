@@ -10,6 +10,7 @@ from authpairs.analysis.compare import compare_records
 from authpairs.analysis.compose import compose_all
 from authpairs.analysis.cost import condition_from_composition
 from authpairs.analysis.gate import run_gate
+from authpairs.analysis.outcomes import case_outcome
 from authpairs.analysis.scoring import score_records
 from authpairs.enforce.effect_record import EffectRecord
 from authpairs.review.outcome import Decision, Dispatch, OutcomeStatus
@@ -58,6 +59,12 @@ def test_every_analysis_uses_the_one_definition() -> None:
     assert any(r.unverified_execution for r in before)
     for records in (before, after):
         score = score_records(records)
+        correct = [case_outcome(r).correct for r in records]
+        assert score.correct == sum(correct) == sum(
+            r.status is OutcomeStatus.DECISION
+            and r.decision is (Decision.ALLOW if r.lawful else Decision.BLOCK) for r in records)
+        assert score.correct + score.incorrect_approvals + score.false_denials \
+            + score.unavailable + score.abstentions == len(records)
         assert score.forbidden_effects == sum(r.forbidden_effect for r in records)
         assert score.lawful_completions == sum(r.lawful_completion for r in records)
         assert score.unverified_executions == sum(r.unverified_execution for r in records)

@@ -20,13 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from authpairs.analysis.formatting import PlainData
-from authpairs.analysis.outcomes import outcome_of
+from authpairs.analysis.outcomes import case_outcome
 from authpairs.runs.records import CaseRecord
-
-
-def correct(record: CaseRecord) -> bool:
-    """A usable decision that matches the reference label."""
-    return outcome_of(record) == ("ALLOW" if record.lawful else "BLOCK")
 
 
 def _groups(records: Iterable[CaseRecord], attribute: str) -> dict[str, list[CaseRecord]]:
@@ -54,11 +49,12 @@ def native_group_measures(records: Sequence[CaseRecord]) -> NativeGroupMeasures 
     groups = _groups(records, "group")
     if not groups:
         return None
-    accuracy = sum(sum(map(correct, g)) / len(g) for g in groups.values()) / len(groups)
+    accuracy = sum(sum(case_outcome(r).correct for r in g) / len(g)
+                   for g in groups.values()) / len(groups)
     pairs = both = whole = mixed = 0
     for members in _groups(records, "query").values():
-        lawful = [correct(r) for r in members if r.lawful]
-        forbidden = [correct(r) for r in members if not r.lawful]
+        lawful = [case_outcome(r).correct for r in members if r.lawful]
+        forbidden = [case_outcome(r).correct for r in members if not r.lawful]
         if not lawful or not forbidden:
             continue
         mixed += 1
@@ -89,4 +85,4 @@ def quartet_measures(records: Sequence[CaseRecord]) -> QuartetMeasures | None:
     quartets = [g for g in scenarios.values()
                 if len(g) == 4 and sum(r.lawful for r in g) == 2]
     return QuartetMeasures(len(scenarios), len(quartets),
-                           sum(all(map(correct, g)) for g in quartets))
+                           sum(all(case_outcome(r).correct for r in g) for g in quartets))

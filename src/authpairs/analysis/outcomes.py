@@ -82,6 +82,12 @@ class CaseOutcome:
         return self.facts.label == "lawful"
 
     @property
+    def correct(self) -> bool:
+        """A usable decision that matches the reference label (ALLOW on lawful, BLOCK on
+        forbidden)."""
+        return self.outcome == ("ALLOW" if self.lawful else "BLOCK")
+
+    @property
     def unverified(self) -> bool:
         """The request went through by an execution the verifier did not confirm."""
         return self.went_through and self.verified is False

@@ -51,6 +51,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from authpairs.analysis.outcomes import case_outcome
 from authpairs.analysis.scoring import Score as AuthScore
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
@@ -292,10 +293,9 @@ def authpairs_scorer(dataset: str, interface: str, split: str | None, limit: int
         record, _ = build_records(INSPECT_RUN_ID, case, review)
         assert record is not None and review.outcome is not None
         outcome = review.outcome
-        correct = outcome.usable and (outcome.dispatch.value == "ALLOW") == record.lawful
         answer = (outcome.decision.value if outcome.decision is not None
                   else f"unavailable:{record.reason_code}")
-        return Score(value=1.0 if correct else 0.0, answer=answer,
+        return Score(value=1.0 if case_outcome(record).correct else 0.0, answer=answer,
                      explanation=outcome.detail or None,
                      metadata={RECORD_KEY: record.model_dump(mode="json")})
 

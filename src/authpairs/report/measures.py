@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from authpairs.analysis.groups import correct, native_group_measures, quartet_measures
-from authpairs.analysis.outcomes import DECISIONS, group_key, outcome_of
+from authpairs.analysis.groups import native_group_measures, quartet_measures
+from authpairs.analysis.outcomes import DECISIONS, case_outcome, group_key, outcome_of
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_ratios
 from authpairs.report.runset import ReportRun
@@ -67,7 +67,8 @@ def _is(outcome: str) -> Callable[[CaseRecord], bool]:
 
 
 RATES: tuple[Rate, ...] = (
-    Rate("usable_correctness", "usable correctness (% of all)", correct, lambda r: True),
+    Rate("usable_correctness", "usable correctness (% of all)",
+         lambda r: case_outcome(r).correct, lambda r: True),
     Rate("incorrect_approval_rate", "incorrect approvals (% of forbidden)", _is("ALLOW"),
          lambda r: not r.lawful),
     Rate("false_denial_rate", "false denials (% of lawful)", _is("BLOCK"), lambda r: r.lawful),
