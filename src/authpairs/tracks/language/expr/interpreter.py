@@ -130,7 +130,8 @@ def _field_value(where: str, kind: str, value: Any) -> _Val | _Err:
             _Val("timestamp", epoch)
     ok = {"string": isinstance(value, str), "number": _is_number(value),
           "boolean": isinstance(value, bool)}.get(kind, False)
-    return _Val(kind, value) if ok else _Err(f"{where}: {value!r} does not match type {kind!r}")
+    return _Val(kind, value) if ok else \
+        _Err(f"{where}: value {value!r} does not match type {kind!r}")
 
 
 def _records_value(name: str, fact: TypedFact) -> _Result:
@@ -158,23 +159,11 @@ def _fact_value(name: str, fact: TypedFact) -> _Result:
     kind, value = fact.type, fact.value
     if kind == "records":
         return _records_value(name, fact)
-    ok = {
-        "string": isinstance(value, str),
-        "number": _is_number(value),
-        "boolean": isinstance(value, bool),
-        "null": value is None,
-        "timestamp": isinstance(value, str),
-        "list": True,
-    }.get(kind)
-    if not ok:
-        return _Err(f"fact {name}: value {value!r} does not match type {kind!r}")
-    if kind == "timestamp":
-        epoch = _epoch(value)
-        return _Err(f"fact {name}: {value!r} is not canonical UTC") if epoch is None else \
-            _Val("timestamp", epoch)
     if kind == "list":
         return _list_value(value, f"fact {name}")
-    return _Val(kind, value)
+    if (value is None) != (kind == "null"):
+        return _Err(f"fact {name}: value {value!r} does not match type {kind!r}")
+    return _field_value(f"fact {name}", kind, value)
 
 
 def _request_value(name: str, value: Any) -> _Result:
