@@ -189,28 +189,29 @@ class _Compiler:
         if isinstance(node, ast.Aggregate):
             return self._aggregate(node)
         if isinstance(node, ast.Not):
-            a = self.compile(node.operand)
-            return self._add(
-                f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'boolean' "
-                f"THEN 'boolean' ELSE 'error' END, CASE WHEN {a}.t = 'boolean' THEN NOT {a}.v "
-                f"END, CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'boolean' "
-                f"THEN 'not expects a boolean, got ' || {a}.t END FROM {a}")
+            return self._unary(node.operand, "boolean", "boolean", "NOT a.v",
+                               "not expects a boolean")
         if isinstance(node, ast.BoolOp):
             return self._bool(node)
         if isinstance(node, ast.Length):
-            a = self.compile(node.operand)
-            return self._add(
-                f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'list' "
-                f"THEN 'number' ELSE 'error' END, CASE WHEN {a}.t = 'list' "
-                f"THEN json_array_length({a}.v) END, "
-                f"CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'list' "
-                f"THEN 'length expects a list, got ' || {a}.t END FROM {a}")
+            return self._unary(node.operand, "list", "number", "json_array_length(a.v)",
+                               "length expects a list")
         if isinstance(node, ast.Duration):
             return self._duration(node)
         a, b = self.compile(node.left), self.compile(node.right)
         if isinstance(node, ast.Arith):
             return self._arith(node.op, a, b)
         return self._compare(node.op, a, b)
+
+    def _unary(self, operand: ast.Expr, takes: str, gives: str, value: str,
+               message: str) -> str:
+        """A strict one-operand operator on a ``takes`` value; ``value`` is SQL over ``a.v``."""
+        a = self.compile(operand)
+        return self._add(
+            f"SELECT a.k, CASE WHEN a.t IS NULL THEN NULL WHEN a.t = '{takes}' THEN '{gives}' "
+            f"ELSE 'error' END, CASE WHEN a.t = '{takes}' THEN {value} END, "
+            f"CASE WHEN a.t = 'error' THEN a.e WHEN a.t <> '{takes}' "
+            f"THEN '{message}, got ' || a.t END FROM {a} a")
 
     def _duration(self, node: ast.Duration) -> str:
         """``days(n)`` and friends: n times the unit's seconds, typed 'duration'."""
