@@ -37,12 +37,11 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.tracks.language.expr import ast
 from authpairs.tracks.language.expr.result import (
     MAX_DURATION_SECONDS,
@@ -53,8 +52,6 @@ from authpairs.tracks.language.expr.result import (
     Outcome,
     TypedFact,
 )
-
-_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 @dataclass(frozen=True)
@@ -93,14 +90,9 @@ _TIME_ARITH = {("+", "timestamp", "duration"): "timestamp",
 _ORDERED = ("number", "timestamp", "duration")
 
 
-def _epoch(text: str) -> int | None:
-    if not _CANONICAL.match(text):
-        return None
-    try:
-        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return int(moment.timestamp())
+def _epoch(text: Any) -> int | None:
+    moment = parse_utc(text)
+    return None if moment is None else int(moment.timestamp())
 
 
 def _is_number(value: Any) -> bool:
@@ -125,7 +117,7 @@ def _field_value(where: str, kind: str, value: Any) -> _Val | _Err:
     if value is None:
         return _Val("null", None)
     if kind == "timestamp":
-        epoch = _epoch(value) if isinstance(value, str) else None
+        epoch = _epoch(value)
         return _Err(f"{where}: {value!r} is not canonical UTC") if epoch is None else \
             _Val("timestamp", epoch)
     ok = {"string": isinstance(value, str), "number": _is_number(value),

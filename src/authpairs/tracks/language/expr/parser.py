@@ -15,7 +15,6 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +29,7 @@ from lark.exceptions import (
 )
 from lark.lexer import PatternStr
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.errors import DataError
 from authpairs.tracks.language.expr import ast
 
@@ -298,10 +298,8 @@ class _ToAst(Transformer[Token, ast.Expr]):
 
     def timestamp(self, token: Token) -> ast.Expr:
         text = str(token)[1:]
-        try:
-            datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-        except ValueError as exc:
-            raise ExpressionSyntaxError(f"invalid timestamp literal @{text}") from exc
+        if parse_utc(text) is None:
+            raise ExpressionSyntaxError(f"invalid timestamp literal @{text}")
         return ast.Lit("timestamp", text)
 
     def true(self) -> ast.Expr:
