@@ -251,8 +251,7 @@ def _fact_problems(where: str, key: str, fact: FactSpec) -> list[tuple[str, str]
             if not isinstance(item, dict) or not isinstance(item.get("quote"), str):
                 continue
             for name, kind in (fact.fields or {}).items():
-                wrong = value_problem(kind, item.get(name), item["quote"]) \
-                    if name in item else None
+                wrong = value_problem(kind, item.get(name), item["quote"])  # absent: unchecked
                 if wrong:
                     problems.append((f"{where}.value[{index}].{name}",
                                      f"{kind} field {name} of record {index} of {key}: {wrong}"))
