@@ -249,15 +249,13 @@ class _ToAst(Transformer[Token, ast.Expr]):
                 f"(functions: {', '.join(FUNCTIONS)})" + (f"; did you mean {hint!r}?"
                                                          if hint else ""),
                 func.line, func.column)
-        if name == "length":
+        if name == "length" or name in ast.DURATION_UNITS:
             if binder is not None or where is not None:
-                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: length takes one list",
+                takes = "one list" if name == "length" else f"one number, e.g. {name}(30)"
+                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes {takes}",
                                             func.line, func.column)
-            return ast.Length(first)
-        if name in ast.DURATION_UNITS:
-            if binder is not None or where is not None:
-                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes one "
-                                            f"number, e.g. {name}(30)", func.line, func.column)
+            if name == "length":
+                return ast.Length(first)
             return ast.Duration(name, first)  # type: ignore[arg-type]
         value, binding = (first, binder) if binder is not None else (None, first)
         if not (isinstance(binding, ast.Compare) and binding.op == "in"
