@@ -305,23 +305,20 @@ def _not(value: _Result) -> _Result:
 
 def _bool_op(op: str, left: _Result, right: _Result) -> _Result:
     dominant = op == "or"  # the value that decides the result alone
-    kinds: list[str] = []
+    unresolved = False
     error: _Err | None = None
     for side in (left, right):
         if isinstance(side, _Val) and side.kind == "boolean":
             if side.data is dominant:
                 return _Val("boolean", dominant)
-            kinds.append("bool")
         elif isinstance(side, _Unresolved):
-            kinds.append("unresolved")
+            unresolved = True
         else:
             error = error or (side if isinstance(side, _Err)
                               else _Err(f"'{op}' expects booleans, got {side.kind}"))
     if error is not None:
         return error
-    if "unresolved" in kinds:
-        return _UNRESOLVED
-    return _Val("boolean", not dominant)
+    return _UNRESOLVED if unresolved else _Val("boolean", not dominant)
 
 
 def _length(value: _Result) -> _Result:
