@@ -42,18 +42,19 @@ from authpairs.tracks.language.expr.result import (
 )
 
 _SCHEMA = "CREATE TABLE facts (name TEXT PRIMARY KEY, type TEXT NOT NULL, v)"
-_CANON_FMT = "%Y-%m-%dT%H:%M:%SZ"
 _TS_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
+# True when the text {v} is a canonical UTC time: its form, and a real date (a round trip).
+_CANONICAL = (f"({{v}} GLOB '{_TS_GLOB}' AND "
+              "strftime('%Y-%m-%dT%H:%M:%SZ', julianday({v})) IS {v})")
+_RECORD_V = "json_extract(f.value, '$.v')"
 
 # After loading: classify request strings as timestamps, and mark malformed values as errors.
 _NORMALISE = [
     f"""UPDATE facts SET type = 'timestamp'
-        WHERE type = 'request-string' AND v GLOB '{_TS_GLOB}'
-          AND strftime('{_CANON_FMT}', julianday(v)) = v""",
+        WHERE type = 'request-string' AND {_CANONICAL.format(v='v')}""",
     "UPDATE facts SET type = 'string' WHERE type = 'request-string'",
     f"""UPDATE facts SET type = 'error', v = 'not canonical UTC: ' || quote(v)
-        WHERE type = 'timestamp' AND (typeof(v) <> 'text' OR NOT v GLOB '{_TS_GLOB}'
-          OR strftime('{_CANON_FMT}', julianday(v)) IS NOT v)""",
+        WHERE type = 'timestamp' AND (typeof(v) <> 'text' OR NOT {_CANONICAL.format(v='v')})""",
     """UPDATE facts SET type = 'error', v = 'list elements must be strings or numbers'
         WHERE type = 'list' AND (json_valid(v) = 0 OR json_type(v) <> 'array' OR EXISTS (
           SELECT 1 FROM json_each(facts.v) WHERE type NOT IN ('text', 'integer', 'real')))""",
@@ -62,9 +63,7 @@ _NORMALISE = [
           SELECT 1 FROM json_each(facts.v) r, json_each(r.value) f
           WHERE json_extract(f.value, '$.t') = 'timestamp'
             AND (json_type(f.value, '$.v') IS NOT 'text'
-              OR NOT json_extract(f.value, '$.v') GLOB '{_TS_GLOB}'
-              OR strftime('{_CANON_FMT}', julianday(json_extract(f.value, '$.v')))
-                 IS NOT json_extract(f.value, '$.v')))""",
+              OR NOT {_CANONICAL.format(v=_RECORD_V)}))""",
 ]
 _AGG_KINDS = {"count": "'string', 'number', 'boolean', 'timestamp', 'duration', 'null'",
               "sum": "'number'", "min": "'number', 'timestamp', 'duration'",
