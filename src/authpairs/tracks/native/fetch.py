@@ -248,10 +248,7 @@ def _is_git_url(origin: str) -> bool:
 def _format(template: str, entry: ManifestFile, manifest: SourcesManifest,
             quote: bool) -> str:
     tree = manifest.trees[entry.tree]
-
-    def q(text: str) -> str:
-        return urllib.parse.quote(text) if quote else text
-
+    q = urllib.parse.quote if quote else str
     return template.format(tree=entry.tree, repository=tree.repository, commit=entry.commit,
                            path=q(entry.upstream_path), source_path=q(entry.path))
 
