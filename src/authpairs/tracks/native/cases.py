@@ -57,7 +57,6 @@ class _Draft:
     case_id: str
     public: PublicCase
     label: Label
-    expected: bool
     source: Source
     attributes: dict[str, str]
     facts: dict[str, Any]
@@ -96,8 +95,7 @@ def _draft(info: SourceInfo, canonical: dict[str, Any], prefix: str, policy: Pol
     if info.provenance.repository:  # name the upstream repository when the provenance knows it
         facts["repository"] = info.provenance.repository
     label = Label.LAWFUL if answer else Label.FORBIDDEN
-    return _Draft(public.source_id, public, label, expected, source, attributes, facts,
-                  [assertion])
+    return _Draft(public.source_id, public, label, source, attributes, facts, [assertion])
 
 
 def _merge(drafts: dict[str, _Draft], draft: _Draft, path: str) -> None:
