@@ -37,7 +37,7 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,13 +211,17 @@ class Interpreter:
         if isinstance(node, ast.Name):
             return self._lookup(node.path)
         if isinstance(node, ast.Not):
-            return _not(self.eval(node.operand))
+            return _unary(self.eval(node.operand), "boolean", "'not' expects a boolean",
+                          lambda data: _Val("boolean", not data))
         if isinstance(node, ast.BoolOp):
             return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
         if isinstance(node, ast.Length):
-            return _length(self.eval(node.operand))
+            return _unary(self.eval(node.operand), "list", "length() expects a list",
+                          lambda data: _Val("number", len(data)))
         if isinstance(node, ast.Duration):
-            return _duration(node.unit, self.eval(node.operand))
+            seconds = ast.DURATION_UNITS[node.unit]
+            return _unary(self.eval(node.operand), "number", f"{node.unit}() expects a number",
+                          lambda data: _in_range("duration", data * seconds))
         if isinstance(node, ast.Field):
             record = self._env[node.var]
             return record[node.field] if node.field in record else \
@@ -295,12 +299,15 @@ def _fold(func: str, has_value: bool, used: list[_Val]) -> _Result:
     return _Val(used[0].kind, pick(v.data for v in used))
 
 
-def _not(value: _Result) -> _Result:
-    if isinstance(value, _Val):
-        if value.kind != "boolean":
-            return _Err(f"'not' expects a boolean, got {value.kind}")
-        return _Val("boolean", not value.data)
-    return value
+def _unary(value: _Result, takes: str, message: str,
+           apply: Callable[[Any], _Result]) -> _Result:
+    """A strict one-operand operator: an error or unresolved operand passes through, one of
+    another kind than ``takes`` is an error, and ``apply`` maps the operand's data."""
+    if not isinstance(value, _Val):
+        return value
+    if value.kind != takes:
+        return _Err(f"{message}, got {value.kind}")
+    return apply(value.data)
 
 
 def _bool_op(op: str, left: _Result, right: _Result) -> _Result:
@@ -321,14 +328,6 @@ def _bool_op(op: str, left: _Result, right: _Result) -> _Result:
     return _UNRESOLVED if unresolved else _Val("boolean", not dominant)
 
 
-def _length(value: _Result) -> _Result:
-    if isinstance(value, _Val):
-        if value.kind != "list":
-            return _Err(f"length() expects a list, got {value.kind}")
-        return _Val("number", len(value.data))
-    return value
-
-
 def _in_range(kind: str, seconds: Any) -> _Result:
     """A duration or time value, or the error when it lies outside the supported range."""
     if kind == "duration" and not abs(seconds) <= MAX_DURATION_SECONDS:
@@ -336,14 +335,6 @@ def _in_range(kind: str, seconds: Any) -> _Result:
     if kind == "timestamp" and not MIN_EPOCH <= seconds <= MAX_EPOCH:
         return _Err("time arithmetic leaves the years 1..9999")
     return _Val(kind, seconds)
-
-
-def _duration(unit: str, value: _Result) -> _Result:
-    if not isinstance(value, _Val):
-        return value
-    if value.kind != "number":
-        return _Err(f"{unit}() expects a number, got {value.kind}")
-    return _in_range("duration", value.data * ast.DURATION_UNITS[unit])
 
 
 def _arith(op: str, left: _Val, right: _Val) -> _Result:
