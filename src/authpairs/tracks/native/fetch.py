@@ -129,7 +129,7 @@ class SourcesManifest:
     @property
     def sha256(self) -> str:
         """SHA-256 of the manifest text (recorded in the provenance files)."""
-        return hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()
+        return sha256_hex(self.to_json())
 
     def by_path(self) -> dict[str, ManifestFile]:
         """Files keyed by their path in the sources folder."""
