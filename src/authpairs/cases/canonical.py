@@ -5,7 +5,8 @@ compact separators; it keeps non-ASCII characters as UTF-8 and refuses NaN and i
 the same logical value always hashes the same way. :func:`canonical_ascii_json` is the same text
 with every non-ASCII character escaped (how run records are stored, so any string a model wrote,
 lone surrogates included, is stored and hashed losslessly). Enum members are written as their
-value and UUIDs as their hyphenated lower-case text.
+value and UUIDs as their hyphenated lower-case text. :func:`parse_utc` reads the one canonical
+form of a time, ``YYYY-MM-DDTHH:MM:SSZ``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import re
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["canonical_ascii_json", "canonical_json", "sha256_hex"]
+__all__ = ["canonical_ascii_json", "canonical_json", "parse_utc", "sha256_hex"]
+
+_UTC_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 
 def _default(value: object) -> object:
@@ -63,3 +68,14 @@ def sha256_hex(value: Any) -> str:
     else:
         data = canonical_json(value).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+def parse_utc(text: Any) -> datetime | None:
+    """The moment a canonical UTC time ``YYYY-MM-DDTHH:MM:SSZ`` names (zero-padded, a real
+    date); None for anything else."""
+    if not isinstance(text, str) or not _UTC_TEXT.fullmatch(text):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None

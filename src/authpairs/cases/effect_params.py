@@ -12,12 +12,12 @@ and the parameter.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StrictInt, StrictStr, model_validator
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.cases.models import StrictModel
 from authpairs.errors import DataError
 
@@ -74,10 +74,8 @@ def _decimal(value: str) -> str:
 def _utc(value: str) -> str:
     if not _UTC.fullmatch(value):
         raise ValueError("must be canonical UTC 'YYYY-MM-DDTHH:MM:SSZ'")
-    try:
-        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError as exc:
-        raise ValueError(f"is not a valid time: {exc}") from None
+    if parse_utc(value) is None:
+        raise ValueError("is not a valid time (no such day or time of day)")
     return value
 
 

@@ -14,6 +14,7 @@ then its seeder, executor and verifier in the enforcement layer.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -68,15 +69,11 @@ def parse_params(effect: EffectDescriptor) -> EffectParams:
     """
     if not isinstance(effect, EffectDescriptor):
         raise TypeError(f"expected an EffectDescriptor, got {type(effect).__name__}")
-    if effect.type not in EFFECT_TYPES:
-        raise DescriptorError(effect.type, "unknown effect type; expected one of "
-                              f"{', '.join(EFFECT_TYPES.names())}")
-    model = EFFECT_TYPES.get(effect.type).params
-    try:
-        return model.model_validate(effect.params)
-    except ValidationError as exc:
-        field, message = _problems(exc, effect.type)[0]
-        raise DescriptorError(effect.type, message, field or None) from None
+    if effect.type in EFFECT_TYPES:
+        with suppress(ValidationError):  # the problems are read again below, by name
+            return EFFECT_TYPES.get(effect.type).params.model_validate(effect.params)
+    field, message = descriptor_problems(effect)[0]
+    raise DescriptorError(effect.type, message, field or None)
 
 
 def descriptor_problems(effect: EffectDescriptor) -> list[tuple[str | None, str]]:

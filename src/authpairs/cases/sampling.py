@@ -18,6 +18,7 @@ The chosen cases keep their file order. N at least the size of the split selects
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -57,13 +58,9 @@ def label_quotas(counts: dict[str, int], n: int, seed: int) -> dict[str, int]:
     is decided by the seed."""
     order = sorted(counts, key=lambda label: _rank(seed, "label", label))
     quotas = dict.fromkeys(order, 0)
-    left = min(n, sum(counts.values()))
-    while left > 0:
+    for _ in range(min(n, sum(counts.values()))):  # one case at a time, to the smallest quota
         open_labels = [label for label in order if quotas[label] < counts[label]]
-        smallest = min(quotas[label] for label in open_labels)
-        chosen = next(label for label in open_labels if quotas[label] == smallest)
-        quotas[chosen] += 1
-        left -= 1
+        quotas[min(open_labels, key=quotas.__getitem__)] += 1
     return quotas
 
 
@@ -75,10 +72,9 @@ def sample_ids(keys: Iterable[SampleKey], n: int, seed: int = 0) -> list[str]:
     items = list(keys)
     if n >= len(items):
         return [key.case_id for key in items]
-    counts: dict[str, int] = {}
+    counts = Counter(key.label for key in items)
     families: dict[str, dict[str, list[SampleKey]]] = {}
     for key in items:
-        counts[key.label] = counts.get(key.label, 0) + 1
         families.setdefault(key.family, {}).setdefault(key.label, []).append(key)
     for by_label in families.values():
         for members in by_label.values():

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from authpairs.cases.dataset import Dataset
-from authpairs.cases.models import Case, PublicCase
+from authpairs.cases.models import PublicCase
 
 CATEGORIES = ("lawful", "forbidden")
 ANSWERS = "answers.csv"
@@ -189,7 +189,7 @@ def _majority(votes: list[str]) -> str | None:
 def score_answers(dataset: Dataset, key: dict[str, str],
                   answers: dict[str, dict[str, str]]) -> AnnotationScore:
     """Score annotators' answers (annotator -> item -> decision) against ``dataset``'s labels."""
-    by_id: dict[str, Case] = {case.case_id: case for case in dataset.cases}
+    by_id = dataset.by_id()
     unknown = sorted(set(key.values()) - set(by_id))
     if unknown:
         raise AnnotationError(f"key names {len(unknown)} case(s) not in dataset "

@@ -154,22 +154,17 @@ def check_distribution(report: CheckReport, items: list[LoadedScenario]) -> None
             _err(report, DATASET, f"domain {domain}",
                  f"scenarios/dev inputs/test inputs {got[0]}/{got[1]}/{got[2]}, the definition "
                  f"requires {n_scen}/{n_dev}/{n_test}")
-    test_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "test")
-    dev_families: Counter[str] = Counter(str(s.family) for s in scenarios if s.split == "dev")
-    for family, wanted in spec.TEST_FAMILY_INPUTS.items():
-        n_inputs = test_families[family] * spec.CONTEXTS_PER_SCENARIO
-        report.family_rows.append({"family": family, "test": n_inputs, "want": wanted,
-                                   "dev": dev_families[family] * spec.CONTEXTS_PER_SCENARIO})
-        if n_inputs != wanted:
-            _err(report, DATASET, f"family {family}",
-                 f"{n_inputs} test inputs, the definition requires {wanted}")
-    for family in spec.DEV_ONLY_FAMILIES:
-        report.family_rows.append({"family": family, "want": 0,
-                                   "test": test_families[family] * spec.CONTEXTS_PER_SCENARIO,
-                                   "dev": dev_families[family] * spec.CONTEXTS_PER_SCENARIO})
-        if dev_families[family] == 0:
+    for family in spec.FAMILIES:
+        mine = [s for s in scenarios if s.family == family]
+        n_test, n_dev = _inputs(mine, "test"), _inputs(mine, "dev")
+        wanted = spec.TEST_FAMILY_INPUTS.get(family, 0)
+        report.family_rows.append({"family": family, "test": n_test, "want": wanted, "dev": n_dev})
+        if family in spec.DEV_ONLY_FAMILIES and not n_dev:
             _err(report, DATASET, f"family {family}", "development-only family has no "
                                                        "dev scenario")
+        elif family not in spec.DEV_ONLY_FAMILIES and n_test != wanted:
+            _err(report, DATASET, f"family {family}",
+                 f"{n_test} test inputs, the definition requires {wanted}")
     for item in items:
         s = item.scenario
         if s.split == "test" and s.family in spec.DEV_ONLY_FAMILIES:

@@ -8,7 +8,7 @@ e.g. ``payments/x.yaml: contexts[2].facts.grant.limit.quote: quote not found in 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,7 @@ class Issue:
 
     def to_dict(self) -> dict[str, str]:
         """Plain-JSON form."""
-        return {"file": self.file, "scenario": self.scenario, "context": self.context,
-                "field": self.field, "message": self.message}
+        return asdict(self)
 
 
 class ScenarioError(DataError):

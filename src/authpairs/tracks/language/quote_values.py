@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.tracks.language.models import FactSpec, Scenario
 
 _MONTHS = {name: index for index, names in enumerate((
@@ -218,11 +219,8 @@ def number_problem(value: Any, quote: str) -> str | None:
 
 def timestamp_problem(value: Any, quote: str) -> str | None:
     """Why the canonical UTC ``value`` contradicts ``quote`` (None when it agrees/unchecked)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
+    moment = parse_utc(value)
+    if moment is None:
         return None
     moments, _ = read_moments(quote)
     dated = [m for m in moments if m.dated]
@@ -253,8 +251,7 @@ def _fact_problems(where: str, key: str, fact: FactSpec) -> list[tuple[str, str]
             if not isinstance(item, dict) or not isinstance(item.get("quote"), str):
                 continue
             for name, kind in (fact.fields or {}).items():
-                wrong = value_problem(kind, item.get(name), item["quote"]) \
-                    if name in item else None
+                wrong = value_problem(kind, item.get(name), item["quote"])  # absent: unchecked
                 if wrong:
                     problems.append((f"{where}.value[{index}].{name}",
                                      f"{kind} field {name} of record {index} of {key}: {wrong}"))

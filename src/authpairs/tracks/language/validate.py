@@ -9,10 +9,10 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.cases.effect_types import descriptor_problems
 from authpairs.cases.models import EffectDescriptor, Label
 from authpairs.tracks.language.expr.ast import Name, fields_of, names
@@ -27,21 +27,9 @@ PLACEHOLDER = "TODO"
 METADATA_FIELDS = ("issuer", "time", "id")
 FACT_KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
 DOC_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-CANONICAL_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 CONTEXT_IDS = tuple(f"c{i}" for i in range(1, CONTEXTS_PER_SCENARIO + 1))
 
 Problems = list[tuple[str, str]]
-
-
-def is_canonical_utc(value: Any) -> bool:
-    """True for a valid ``YYYY-MM-DDTHH:MM:SSZ`` string."""
-    if not isinstance(value, str) or not CANONICAL_RE.match(value):
-        return False
-    try:
-        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return False
-    return True
 
 
 def _is_number(value: Any) -> bool:
@@ -63,7 +51,7 @@ def fact_value_problem(fact: FactSpec) -> str | None:
         return f"type boolean needs true or false, got {value!r}"
     if fact.type == "null" and value is not None:
         return f"type null needs the value null, got {value!r}"
-    if fact.type == "timestamp" and not is_canonical_utc(value):
+    if fact.type == "timestamp" and parse_utc(value) is None:
         return f"type timestamp needs canonical UTC 'YYYY-MM-DDTHH:MM:SSZ', got {value!r}"
     if fact.type == "list" and (not isinstance(value, list) or not all(
             isinstance(item, str) or _is_number(item) for item in value)):
@@ -155,7 +143,7 @@ def _check_context(index: int, context: ContextSpec, scenario: Scenario,
         texts[doc.id] = doc.text
         for meta in METADATA_FIELDS:
             texts[f"{doc.id}.{meta}"] = getattr(doc, meta)
-        if not is_canonical_utc(doc.time):
+        if parse_utc(doc.time) is None:
             problems.append((f"{where}.time", f"must be canonical UTC 'YYYY-MM-DDTHH:MM:SSZ', "
                                               f"got {doc.time!r}"))
     for key, fact in context.facts.items():

@@ -57,7 +57,6 @@ class _Draft:
     case_id: str
     public: PublicCase
     label: Label
-    expected: bool
     source: Source
     attributes: dict[str, str]
     facts: dict[str, Any]
@@ -70,14 +69,33 @@ def encoding_hash(policy: Policy, links: Sequence[dict[str, Any]] = ()) -> str:
                        "schema_text": policy.schema_text, "links": list(links)})[:ENCODING_HEX]
 
 
-def _add_repository(facts: dict[str, Any], info: SourceInfo) -> None:
-    """Name the upstream repository in the facts when the provenance knows it."""
-    if info.provenance.repository:
+def _draft(info: SourceInfo, canonical: dict[str, Any], prefix: str, policy: Policy,
+           request: Request, state: dict[str, Any], answer: bool, expected: bool,
+           where: tuple[str, str, str], facts: dict[str, Any],
+           links: Sequence[dict[str, Any]] = ()) -> _Draft:
+    """The draft of one engine-labelled input; ``where`` is (source path, locator inside it,
+    the assertion's full locator)."""
+    digest = sha256_hex(canonical)
+    public = PublicCase(source_id=f"{prefix}-{digest[:ID_HEX]}", request=request, policy=policy,
+                        evidence=Evidence(state=state))
+    path, locator, assertion = where
+    source = Source(track=info.track, dataset=info.dataset, path=path,
+                    revision=info.provenance.commit_for(info.provenance_relpath),
+                    licence=info.provenance.licence, locator=locator)
+    attributes = {
+        "engine": canonical["engine"], "group": info.group,
+        "encoding": encoding_hash(policy, links),
+        "query_kind": "check" if canonical["engine"] == "openfga" else "authorize",
+        "path": info.relpath,
+        "query": sha256_hex([policy.text, request.subject, request.action,
+                             request.resource])[:16],
+    }
+    facts = {"input_sha256": digest, "expected": expected, "engine_answer": answer,
+             "engine": info.engine_version, **facts}
+    if info.provenance.repository:  # name the upstream repository when the provenance knows it
         facts["repository"] = info.provenance.repository
-
-
-def _label(allowed: bool) -> Label:
-    return Label.LAWFUL if allowed else Label.FORBIDDEN
+    label = Label.LAWFUL if answer else Label.FORBIDDEN
+    return _Draft(public.source_id, public, label, source, attributes, facts, [assertion])
 
 
 def _merge(drafts: dict[str, _Draft], draft: _Draft, path: str) -> None:
@@ -100,7 +118,6 @@ def fga_canonical(model_text: str, check: FgaCheck) -> dict[str, Any]:
 
 def _fga_draft(run: FgaRun, check: FgaCheck, info: SourceInfo) -> _Draft:
     answer = run.checks[check.locator]
-    locator = f"{info.relpath}#{check.locator}"
     where = run.suite.path
     if answer.error is not None:
         raise NativeImportError(where, f"the OpenFGA engine failed: {answer.error}",
@@ -111,30 +128,15 @@ def _fga_draft(run: FgaRun, check: FgaCheck, info: SourceInfo) -> _Draft:
     if answer.got != check.expected:
         raise NativeImportError(where, f"the engine answers {str(answer.got).lower()}, the file "
                                        f"expects {str(check.expected).lower()}", check.locator)
-    canonical = fga_canonical(run.suite.model_text, check)
-    digest = sha256_hex(canonical)
-    policy = Policy(format="openfga", text=run.suite.model_text)
-    public = PublicCase(
-        source_id=f"OFGA-{digest[:ID_HEX]}",
-        request=Request(subject=check.user, action=check.relation, resource=check.object,
-                        environment=dict(check.context)),
-        policy=policy,
-        evidence=Evidence(state={"tuples": list(check.tuples), "context": dict(check.context)}),
-    )
-    source = Source(track=info.track, dataset=info.dataset, path=info.relpath,
-                    revision=info.provenance.commit_for(info.provenance_relpath),
-                    licence=info.provenance.licence, locator=check.locator)
-    attributes = {
-        "engine": "openfga", "group": info.group, "encoding": encoding_hash(policy),
-        "query_kind": "check", "path": info.relpath,
-        "query": sha256_hex([policy.text, check.user, check.relation, check.object])[:16],
-    }
-    facts = {"input_sha256": digest, "expected": check.expected, "engine_answer": answer.got,
-             "engine": info.engine_version, "test_name": check.test_name,
-             "model_files": [p.name for p in run.suite.model_files]}
-    _add_repository(facts, info)
-    return _Draft(public.source_id, public, _label(answer.got), check.expected, source,
-                  attributes, facts, [locator])
+    context = dict(check.context)
+    return _draft(
+        info, fga_canonical(run.suite.model_text, check), "OFGA",
+        Policy(format="openfga", text=run.suite.model_text),
+        Request(subject=check.user, action=check.relation, resource=check.object,
+                environment=context),
+        {"tuples": list(check.tuples), "context": context}, answer.got, check.expected,
+        (info.relpath, check.locator, f"{info.relpath}#{check.locator}"),
+        {"test_name": check.test_name, "model_files": [p.name for p in run.suite.model_files]})
 
 
 def openfga_drafts(runs: Sequence[tuple[FgaRun, SourceInfo]]) -> list[_Draft]:
@@ -160,37 +162,19 @@ def _cedar_draft(example: CedarExample, request: CedarRequest, answer: CedarAnsw
         decision = "Allow" if answer.allowed else "Deny"
         raise NativeImportError(request.path, f"the Cedar engine decides {decision}, the folder "
                                               f"expects the opposite", request.locator)
-    canonical = cedar_canonical(example, request)
-    digest = sha256_hex(canonical)
-    policy = Policy(format="cedar", text=example.policies_text, schema_text=example.schema_text)
     state: dict[str, Any] = {"entities": example.sorted_entities(),
                              "context": dict(request.context)}
     if example.links:
         state["template_links"] = list(example.links)
-    public = PublicCase(
-        source_id=f"CEDAR-{digest[:ID_HEX]}",
-        request=Request(subject=request.principal, action=request.action,
-                        resource=request.resource, environment=dict(request.context)),
-        policy=policy, evidence=Evidence(state=state),
-    )
     relpath = f"{info.relpath}/{request.locator}"
-    source = Source(track=info.track, dataset=info.dataset, path=relpath,
-                    revision=info.provenance.commit_for(info.provenance_relpath),
-                    licence=info.provenance.licence, locator=request.locator)
-    attributes = {
-        "engine": "cedar", "group": info.group,
-        "encoding": encoding_hash(policy, example.links), "query_kind": "authorize",
-        "path": info.relpath,
-        "query": sha256_hex([policy.text, request.principal, request.action,
-                             request.resource])[:16],
-    }
-    facts = {"input_sha256": digest, "expected": request.expected,
-             "engine_answer": answer.allowed, "engine": info.engine_version,
-             "determining_policies": list(answer.reasons), "engine_errors": list(answer.errors),
-             "schema_passed": example.schema_text is not None}
-    _add_repository(facts, info)
-    return _Draft(public.source_id, public, _label(answer.allowed), request.expected, source,
-                  attributes, facts, [relpath])
+    return _draft(
+        info, cedar_canonical(example, request), "CEDAR",
+        Policy(format="cedar", text=example.policies_text, schema_text=example.schema_text),
+        Request(subject=request.principal, action=request.action, resource=request.resource,
+                environment=dict(request.context)),
+        state, answer.allowed, request.expected, (relpath, request.locator, relpath),
+        {"determining_policies": list(answer.reasons), "engine_errors": list(answer.errors),
+         "schema_passed": example.schema_text is not None}, example.links)
 
 
 def cedar_drafts(items: Sequence[tuple[CedarExample, list[CedarAnswer], SourceInfo]]

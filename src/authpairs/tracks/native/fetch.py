@@ -129,7 +129,7 @@ class SourcesManifest:
     @property
     def sha256(self) -> str:
         """SHA-256 of the manifest text (recorded in the provenance files)."""
-        return hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()
+        return sha256_hex(self.to_json())
 
     def by_path(self) -> dict[str, ManifestFile]:
         """Files keyed by their path in the sources folder."""
@@ -248,10 +248,7 @@ def _is_git_url(origin: str) -> bool:
 def _format(template: str, entry: ManifestFile, manifest: SourcesManifest,
             quote: bool) -> str:
     tree = manifest.trees[entry.tree]
-
-    def q(text: str) -> str:
-        return urllib.parse.quote(text) if quote else text
-
+    q = urllib.parse.quote if quote else str
     return template.format(tree=entry.tree, repository=tree.repository, commit=entry.commit,
                            path=q(entry.upstream_path), source_path=q(entry.path))
 
@@ -268,20 +265,11 @@ def _url_reader(template: str, manifest: SourcesManifest) -> Reader:
     return read
 
 
-def _path_template_reader(template: str, manifest: SourcesManifest) -> Reader:
+def _path_reader(locate: Callable[[ManifestFile], Path]) -> Reader:
     def read(entry: ManifestFile) -> bytes:
-        path = Path(_format(template, entry, manifest, quote=False))
+        path = locate(entry)
         if not path.is_file():
             raise SourcesError(entry.path, f"not found in the mirror at {path}")
-        return path.read_bytes()
-    return read
-
-
-def _folder_reader(root: Path) -> Reader:
-    def read(entry: ManifestFile) -> bytes:
-        path = root / entry.path
-        if not path.is_file():
-            raise SourcesError(entry.path, f"not found in the mirror folder {root}")
         return path.read_bytes()
     return read
 
@@ -339,8 +327,8 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
     parsed = urllib.parse.urlparse(origin)
     is_url = len(parsed.scheme) > 1
     if any(placeholder in origin for placeholder in _PLACEHOLDERS):
-        reader = (_url_reader(origin, manifest) if is_url
-                  else _path_template_reader(origin, manifest))
+        reader = _url_reader(origin, manifest) if is_url else _path_reader(
+            lambda entry: Path(_format(origin, entry, manifest, quote=False)))
         yield reader, f"the mirror template {origin}"
         return
     if _is_git_url(origin):
@@ -357,7 +345,8 @@ def _reader(origin: str | None, revision: str, manifest: SourcesManifest
         if not local.is_dir():
             raise SourcesError(local, "the mirror folder does not exist (a mirror is a folder, "
                                       "a git repository, a URL or a URL template)")
-        yield _folder_reader(local), f"the mirror folder {local.resolve()}"
+        root = local
+        yield _path_reader(lambda entry: root / entry.path), f"the mirror folder {root.resolve()}"
         return
     base = origin.rstrip("/")
     yield _url_reader(base + "/{source_path}", manifest), f"the mirror {base}"

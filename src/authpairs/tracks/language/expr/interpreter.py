@@ -37,12 +37,11 @@ Semantics (the reference for evaluator 2, :mod:`.sqlite_eval`):
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.tracks.language.expr import ast
 from authpairs.tracks.language.expr.result import (
     MAX_DURATION_SECONDS,
@@ -53,8 +52,6 @@ from authpairs.tracks.language.expr.result import (
     Outcome,
     TypedFact,
 )
-
-_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 @dataclass(frozen=True)
@@ -93,14 +90,9 @@ _TIME_ARITH = {("+", "timestamp", "duration"): "timestamp",
 _ORDERED = ("number", "timestamp", "duration")
 
 
-def _epoch(text: str) -> int | None:
-    if not _CANONICAL.match(text):
-        return None
-    try:
-        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return int(moment.timestamp())
+def _epoch(text: Any) -> int | None:
+    moment = parse_utc(text)
+    return None if moment is None else int(moment.timestamp())
 
 
 def _is_number(value: Any) -> bool:
@@ -125,12 +117,13 @@ def _field_value(where: str, kind: str, value: Any) -> _Val | _Err:
     if value is None:
         return _Val("null", None)
     if kind == "timestamp":
-        epoch = _epoch(value) if isinstance(value, str) else None
+        epoch = _epoch(value)
         return _Err(f"{where}: {value!r} is not canonical UTC") if epoch is None else \
             _Val("timestamp", epoch)
     ok = {"string": isinstance(value, str), "number": _is_number(value),
           "boolean": isinstance(value, bool)}.get(kind, False)
-    return _Val(kind, value) if ok else _Err(f"{where}: {value!r} does not match type {kind!r}")
+    return _Val(kind, value) if ok else \
+        _Err(f"{where}: value {value!r} does not match type {kind!r}")
 
 
 def _records_value(name: str, fact: TypedFact) -> _Result:
@@ -158,23 +151,11 @@ def _fact_value(name: str, fact: TypedFact) -> _Result:
     kind, value = fact.type, fact.value
     if kind == "records":
         return _records_value(name, fact)
-    ok = {
-        "string": isinstance(value, str),
-        "number": _is_number(value),
-        "boolean": isinstance(value, bool),
-        "null": value is None,
-        "timestamp": isinstance(value, str),
-        "list": True,
-    }.get(kind)
-    if not ok:
-        return _Err(f"fact {name}: value {value!r} does not match type {kind!r}")
-    if kind == "timestamp":
-        epoch = _epoch(value)
-        return _Err(f"fact {name}: {value!r} is not canonical UTC") if epoch is None else \
-            _Val("timestamp", epoch)
     if kind == "list":
         return _list_value(value, f"fact {name}")
-    return _Val(kind, value)
+    if (value is None) != (kind == "null"):
+        return _Err(f"fact {name}: value {value!r} does not match type {kind!r}")
+    return _field_value(f"fact {name}", kind, value)
 
 
 def _request_value(name: str, value: Any) -> _Result:
@@ -230,13 +211,17 @@ class Interpreter:
         if isinstance(node, ast.Name):
             return self._lookup(node.path)
         if isinstance(node, ast.Not):
-            return _not(self.eval(node.operand))
+            return _unary(self.eval(node.operand), "boolean", "'not' expects a boolean",
+                          lambda data: _Val("boolean", not data))
         if isinstance(node, ast.BoolOp):
             return _bool_op(node.op, self.eval(node.left), self.eval(node.right))
         if isinstance(node, ast.Length):
-            return _length(self.eval(node.operand))
+            return _unary(self.eval(node.operand), "list", "length() expects a list",
+                          lambda data: _Val("number", len(data)))
         if isinstance(node, ast.Duration):
-            return _duration(node.unit, self.eval(node.operand))
+            seconds = ast.DURATION_UNITS[node.unit]
+            return _unary(self.eval(node.operand), "number", f"{node.unit}() expects a number",
+                          lambda data: _in_range("duration", data * seconds))
         if isinstance(node, ast.Field):
             record = self._env[node.var]
             return record[node.field] if node.field in record else \
@@ -314,41 +299,33 @@ def _fold(func: str, has_value: bool, used: list[_Val]) -> _Result:
     return _Val(used[0].kind, pick(v.data for v in used))
 
 
-def _not(value: _Result) -> _Result:
-    if isinstance(value, _Val):
-        if value.kind != "boolean":
-            return _Err(f"'not' expects a boolean, got {value.kind}")
-        return _Val("boolean", not value.data)
-    return value
+def _unary(value: _Result, takes: str, message: str,
+           apply: Callable[[Any], _Result]) -> _Result:
+    """A strict one-operand operator: an error or unresolved operand passes through, one of
+    another kind than ``takes`` is an error, and ``apply`` maps the operand's data."""
+    if not isinstance(value, _Val):
+        return value
+    if value.kind != takes:
+        return _Err(f"{message}, got {value.kind}")
+    return apply(value.data)
 
 
 def _bool_op(op: str, left: _Result, right: _Result) -> _Result:
     dominant = op == "or"  # the value that decides the result alone
-    kinds: list[str] = []
+    unresolved = False
     error: _Err | None = None
     for side in (left, right):
         if isinstance(side, _Val) and side.kind == "boolean":
             if side.data is dominant:
                 return _Val("boolean", dominant)
-            kinds.append("bool")
         elif isinstance(side, _Unresolved):
-            kinds.append("unresolved")
+            unresolved = True
         else:
             error = error or (side if isinstance(side, _Err)
                               else _Err(f"'{op}' expects booleans, got {side.kind}"))
     if error is not None:
         return error
-    if "unresolved" in kinds:
-        return _UNRESOLVED
-    return _Val("boolean", not dominant)
-
-
-def _length(value: _Result) -> _Result:
-    if isinstance(value, _Val):
-        if value.kind != "list":
-            return _Err(f"length() expects a list, got {value.kind}")
-        return _Val("number", len(value.data))
-    return value
+    return _UNRESOLVED if unresolved else _Val("boolean", not dominant)
 
 
 def _in_range(kind: str, seconds: Any) -> _Result:
@@ -358,14 +335,6 @@ def _in_range(kind: str, seconds: Any) -> _Result:
     if kind == "timestamp" and not MIN_EPOCH <= seconds <= MAX_EPOCH:
         return _Err("time arithmetic leaves the years 1..9999")
     return _Val(kind, seconds)
-
-
-def _duration(unit: str, value: _Result) -> _Result:
-    if not isinstance(value, _Val):
-        return value
-    if value.kind != "number":
-        return _Err(f"{unit}() expects a number, got {value.kind}")
-    return _in_range("duration", value.data * ast.DURATION_UNITS[unit])
 
 
 def _arith(op: str, left: _Val, right: _Val) -> _Result:

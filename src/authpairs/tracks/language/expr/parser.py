@@ -15,7 +15,6 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +29,7 @@ from lark.exceptions import (
 )
 from lark.lexer import PatternStr
 
+from authpairs.cases.canonical import parse_utc
 from authpairs.errors import DataError
 from authpairs.tracks.language.expr import ast
 
@@ -249,15 +249,13 @@ class _ToAst(Transformer[Token, ast.Expr]):
                 f"(functions: {', '.join(FUNCTIONS)})" + (f"; did you mean {hint!r}?"
                                                          if hint else ""),
                 func.line, func.column)
-        if name == "length":
+        if name == "length" or name in ast.DURATION_UNITS:
             if binder is not None or where is not None:
-                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: length takes one list",
+                takes = "one list" if name == "length" else f"one number, e.g. {name}(30)"
+                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes {takes}",
                                             func.line, func.column)
-            return ast.Length(first)
-        if name in ast.DURATION_UNITS:
-            if binder is not None or where is not None:
-                raise ExpressionSyntaxError(f"'for'/'where' {where_at}: {name} takes one "
-                                            f"number, e.g. {name}(30)", func.line, func.column)
+            if name == "length":
+                return ast.Length(first)
             return ast.Duration(name, first)  # type: ignore[arg-type]
         value, binding = (first, binder) if binder is not None else (None, first)
         if not (isinstance(binding, ast.Compare) and binding.op == "in"
@@ -298,10 +296,8 @@ class _ToAst(Transformer[Token, ast.Expr]):
 
     def timestamp(self, token: Token) -> ast.Expr:
         text = str(token)[1:]
-        try:
-            datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-        except ValueError as exc:
-            raise ExpressionSyntaxError(f"invalid timestamp literal @{text}") from exc
+        if parse_utc(text) is None:
+            raise ExpressionSyntaxError(f"invalid timestamp literal @{text}")
         return ast.Lit("timestamp", text)
 
     def true(self) -> ast.Expr:

@@ -42,18 +42,19 @@ from authpairs.tracks.language.expr.result import (
 )
 
 _SCHEMA = "CREATE TABLE facts (name TEXT PRIMARY KEY, type TEXT NOT NULL, v)"
-_CANON_FMT = "%Y-%m-%dT%H:%M:%SZ"
 _TS_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"
+# True when the text {v} is a canonical UTC time: its form, and a real date (a round trip).
+_CANONICAL = (f"({{v}} GLOB '{_TS_GLOB}' AND "
+              "strftime('%Y-%m-%dT%H:%M:%SZ', julianday({v})) IS {v})")
+_RECORD_V = "json_extract(f.value, '$.v')"
 
 # After loading: classify request strings as timestamps, and mark malformed values as errors.
 _NORMALISE = [
     f"""UPDATE facts SET type = 'timestamp'
-        WHERE type = 'request-string' AND v GLOB '{_TS_GLOB}'
-          AND strftime('{_CANON_FMT}', julianday(v)) = v""",
+        WHERE type = 'request-string' AND {_CANONICAL.format(v='v')}""",
     "UPDATE facts SET type = 'string' WHERE type = 'request-string'",
     f"""UPDATE facts SET type = 'error', v = 'not canonical UTC: ' || quote(v)
-        WHERE type = 'timestamp' AND (typeof(v) <> 'text' OR NOT v GLOB '{_TS_GLOB}'
-          OR strftime('{_CANON_FMT}', julianday(v)) IS NOT v)""",
+        WHERE type = 'timestamp' AND (typeof(v) <> 'text' OR NOT {_CANONICAL.format(v='v')})""",
     """UPDATE facts SET type = 'error', v = 'list elements must be strings or numbers'
         WHERE type = 'list' AND (json_valid(v) = 0 OR json_type(v) <> 'array' OR EXISTS (
           SELECT 1 FROM json_each(facts.v) WHERE type NOT IN ('text', 'integer', 'real')))""",
@@ -62,9 +63,7 @@ _NORMALISE = [
           SELECT 1 FROM json_each(facts.v) r, json_each(r.value) f
           WHERE json_extract(f.value, '$.t') = 'timestamp'
             AND (json_type(f.value, '$.v') IS NOT 'text'
-              OR NOT json_extract(f.value, '$.v') GLOB '{_TS_GLOB}'
-              OR strftime('{_CANON_FMT}', julianday(json_extract(f.value, '$.v')))
-                 IS NOT json_extract(f.value, '$.v')))""",
+              OR NOT {_CANONICAL.format(v=_RECORD_V)}))""",
 ]
 _AGG_KINDS = {"count": "'string', 'number', 'boolean', 'timestamp', 'duration', 'null'",
               "sum": "'number'", "min": "'number', 'timestamp', 'duration'",
@@ -189,28 +188,29 @@ class _Compiler:
         if isinstance(node, ast.Aggregate):
             return self._aggregate(node)
         if isinstance(node, ast.Not):
-            a = self.compile(node.operand)
-            return self._add(
-                f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'boolean' "
-                f"THEN 'boolean' ELSE 'error' END, CASE WHEN {a}.t = 'boolean' THEN NOT {a}.v "
-                f"END, CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'boolean' "
-                f"THEN 'not expects a boolean, got ' || {a}.t END FROM {a}")
+            return self._unary(node.operand, "boolean", "boolean", "NOT a.v",
+                               "not expects a boolean")
         if isinstance(node, ast.BoolOp):
             return self._bool(node)
         if isinstance(node, ast.Length):
-            a = self.compile(node.operand)
-            return self._add(
-                f"SELECT {a}.k, CASE WHEN {a}.t IS NULL THEN NULL WHEN {a}.t = 'list' "
-                f"THEN 'number' ELSE 'error' END, CASE WHEN {a}.t = 'list' "
-                f"THEN json_array_length({a}.v) END, "
-                f"CASE WHEN {a}.t = 'error' THEN {a}.e WHEN {a}.t <> 'list' "
-                f"THEN 'length expects a list, got ' || {a}.t END FROM {a}")
+            return self._unary(node.operand, "list", "number", "json_array_length(a.v)",
+                               "length expects a list")
         if isinstance(node, ast.Duration):
             return self._duration(node)
         a, b = self.compile(node.left), self.compile(node.right)
         if isinstance(node, ast.Arith):
             return self._arith(node.op, a, b)
         return self._compare(node.op, a, b)
+
+    def _unary(self, operand: ast.Expr, takes: str, gives: str, value: str,
+               message: str) -> str:
+        """A strict one-operand operator on a ``takes`` value; ``value`` is SQL over ``a.v``."""
+        a = self.compile(operand)
+        return self._add(
+            f"SELECT a.k, CASE WHEN a.t IS NULL THEN NULL WHEN a.t = '{takes}' THEN '{gives}' "
+            f"ELSE 'error' END, CASE WHEN a.t = '{takes}' THEN {value} END, "
+            f"CASE WHEN a.t = 'error' THEN a.e WHEN a.t <> '{takes}' "
+            f"THEN '{message}, got ' || a.t END FROM {a} a")
 
     def _duration(self, node: ast.Duration) -> str:
         """``days(n)`` and friends: n times the unit's seconds, typed 'duration'."""
