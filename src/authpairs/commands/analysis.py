@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -61,13 +61,22 @@ def _split_label(arg: str) -> tuple[str | None, str]:
     return None, arg
 
 
+def write_outputs(out: Path, files: dict[str, Any]) -> None:
+    """Write each of ``files`` (name -> data) into the folder ``out``: a ``.json`` name as
+    JSON, any other as CSV rows; then print what was written."""
+    from authpairs.report.files import write_csv, write_json
+
+    for name, data in files.items():
+        (write_json if name.endswith(".json") else write_csv)(out / name, data)
+    console.print(Text(f"wrote {out}/{', '.join(files)}"))
+
+
 def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path | None) -> None:
     """``authpairs score`` of agent runs: each run's stack table (agent declined, guardrail
     blocked, unavailable, executed), then one per ``--by`` attribute; ``--out`` gets the JSON
     and CSV files (in a folder per run when several are given)."""
     from authpairs.analysis.agent_runs import load_agent_score
     from authpairs.commands.core import check_by
-    from authpairs.report.files import write_csv, write_json
 
     for address in run_ids:
         score = load_agent_score(address, records)
@@ -78,13 +87,11 @@ def score_agent_runs(records: Path, run_ids: list[str], by: list[str], out: Path
             target = out if len(run_ids) == 1 else out / score.run_id
             data = score.to_dict()
             data["by"] = {g.attribute: {key: s.to_dict() for key, s in g.items()} for g in groups}
-            paths = [write_json(target / "stack_scores.json", data),
-                     write_csv(target / "stack_scores.csv",
-                               [{"cases": "all", **row} for row in score.overall.frame()[1]]),
-                     write_csv(target / "stack_cases.csv", score.frame()[1]),
-                     *(write_csv(target / f"stack_scores_by_{g.attribute}.csv", g.frame()[1])
-                       for g in groups)]
-            console.print(Text(f"wrote {', '.join(str(p) for p in paths)}"))
+            write_outputs(target, {
+                "stack_scores.json": data,
+                "stack_scores.csv": [{"cases": "all", **row} for row in score.overall.frame()[1]],
+                "stack_cases.csv": score.frame()[1],
+                **{f"stack_scores_by_{g.attribute}.csv": g.frame()[1] for g in groups}})
 
 
 def register(app: typer.Typer, data_app: typer.Typer) -> None:
@@ -111,7 +118,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.analysis.agent_runs import compare_stacks, load_agent_score, run_is_agent
         from authpairs.analysis.contrast import compare_runs
         from authpairs.analysis.runref import agent_runs, load_run_checked
-        from authpairs.report.files import write_csv, write_json
 
         if agent_runs({a: run_is_agent(a, records) for a in (run_a, run_b)}):
             # two agent + guardrail stacks, case by case
@@ -132,12 +138,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                       *(comparison.breakdown_view(attribute) for attribute in by or []),
                       crop=False)
         if out is not None:
-            for attribute in by or []:
-                write_csv(out / f"by_{attribute}.csv", comparison.breakdown(attribute))
-            write_json(out / "comparison.json", data)
-            write_csv(out / "requests.csv", comparison.rows())
-            write_csv(out / "summary.csv", [contrast.summary()])
-            console.print(f"wrote {out}/comparison.json, requests.csv, summary.csv")
+            write_outputs(out, {
+                "comparison.json": data, "requests.csv": comparison.rows(),
+                "summary.csv": [contrast.summary()],
+                **{f"by_{a}.csv": comparison.breakdown(a) for a in by or []}})
 
     @app.command(help=STUDY_HELP)
     @checks_records
@@ -151,7 +155,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     ) -> None:
         """Run (or resume) a study plan, then analyze its Holm-adjusted contrast family."""
         from authpairs.analysis.study import StudyCell, load_plan, run_study
-        from authpairs.report.files import write_csv, write_json
         from authpairs.report.tables import family_view
 
         plan = load_plan(plan_file)
@@ -164,15 +167,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
                            origin=str(plan_file), on_cell=announce)
         console.print(family_view(result.contrasts, plan.name), crop=False)
         if out is not None:
-            write_json(out / "study.json", {
-                "plan": plan.model_dump(mode="json"), "runs": result.runs_table(),
-                "contrasts": [c.to_dict() for c in result.contrasts]})
-            write_csv(out / "runs.csv", result.runs_table())
-            write_csv(out / "contrasts.csv", result.summary())
-            write_csv(out / "requests.csv", [
-                {"contrast": c.name, **row} for c in result.contrasts
-                for row in c.comparison.rows()])
-            console.print(f"wrote {out}/study.json, runs.csv, contrasts.csv, requests.csv")
+            write_outputs(out, {
+                "study.json": {"plan": plan.model_dump(mode="json"), "runs": result.runs_table(),
+                               "contrasts": [c.to_dict() for c in result.contrasts]},
+                "runs.csv": result.runs_table(), "contrasts.csv": result.summary(),
+                "requests.csv": [{"contrast": c.name, **row} for c in result.contrasts
+                                 for row in c.comparison.rows()]})
 
     @app.command()
     @checks_records
@@ -183,20 +183,18 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
     ) -> None:
         """A declared family of contrasts between existing runs, Holm-adjusted together."""
         from authpairs.analysis.family import load_family, run_family
-        from authpairs.report.files import write_csv, write_json
         from authpairs.report.tables import family_view
 
         spec = load_family(family_file)
         results = run_family(spec)
         console.print(family_view(results, spec.name), crop=False)
         if out is not None:
-            write_json(out / "family.json", {"name": spec.name, "draws": spec.draws,
-                                              "seed": spec.seed,
-                                              "contrasts": [c.to_dict() for c in results]})
-            write_csv(out / "contrasts.csv", [c.summary() for c in results])
-            write_csv(out / "requests.csv", [{"contrast": c.name, **row} for c in results
-                                             for row in c.comparison.rows()])
-            console.print(f"wrote {out}/family.json, contrasts.csv, requests.csv")
+            write_outputs(out, {
+                "family.json": {"name": spec.name, "draws": spec.draws, "seed": spec.seed,
+                                "contrasts": [c.to_dict() for c in results]},
+                "contrasts.csv": [c.summary() for c in results],
+                "requests.csv": [{"contrast": c.name, **row} for c in results
+                                 for row in c.comparison.rows()]})
 
     @app.command(help=COMPOSE_HELP)
     @checks_records
@@ -229,7 +227,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             load_grid_spec,
         )
         from authpairs.analysis.runref import load_run
-        from authpairs.report.files import write_csv, write_json
+        from authpairs.report.files import write_csv
         from authpairs.report.tables import break_even_view, grid_view
 
         spec = load_grid_spec(grid_file) if grid_file is not None else GridSpec()
@@ -259,19 +257,16 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             console.print(f"wrote {routed}: {len(rows):,} routed requests, {vetoed:,} lawful "
                           "vetoes")
         if out is not None:
-            write_csv(out / "compositions.csv", [r.to_dict() for r in results])
-            write_json(out / "compositions.json", {
-                "reviewers": list(matrix.names), "cases": len(matrix.case_ids),
-                "unmatched": list(matrix.unmatched),
-                "compositions": [r.to_dict() for r in results]})
-            write_csv(out / "break_even.csv", breaks)
-            write_csv(out / "grid.csv", grid.rows)
-            write_csv(out / "grid_prevalence.csv", grid_prev.rows)
-            write_json(out / "grid.json", {"spec": spec.to_dict(),
-                                           "status": grid.status_counts(),
-                                           "status_prevalence": grid_prev.status_counts()})
-            console.print(f"wrote {out}/compositions.csv, compositions.json, break_even.csv, "
-                          "grid.csv, grid_prevalence.csv, grid.json")
+            write_outputs(out, {
+                "compositions.csv": [r.to_dict() for r in results],
+                "compositions.json": {"reviewers": list(matrix.names),
+                                      "cases": len(matrix.case_ids),
+                                      "unmatched": list(matrix.unmatched),
+                                      "compositions": [r.to_dict() for r in results]},
+                "break_even.csv": breaks, "grid.csv": grid.rows,
+                "grid_prevalence.csv": grid_prev.rows,
+                "grid.json": {"spec": spec.to_dict(), "status": grid.status_counts(),
+                              "status_prevalence": grid_prev.status_counts()}})
 
     @app.command(help=GATE_HELP)
     @checks_records
