@@ -106,10 +106,9 @@ def language_stats(
     root: RootOpt = None,
 ) -> None:
     """Print the dataset's counts tables as markdown (for the dataset card)."""
-    from authpairs.tracks.language.cases import load_language_dataset
     from authpairs.tracks.language.stats import counts_markdown
 
-    typer.echo(counts_markdown(load_language_dataset(split, root=root)))
+    typer.echo(counts_markdown(language_dataset(split, root=root)))
 
 
 def baseline_classifier(
@@ -119,9 +118,8 @@ def baseline_classifier(
 ) -> None:
     """Bag-of-words classifier baseline with scenario-grouped cross-validation."""
     from authpairs.tracks.language.baseline import classifier_baseline
-    from authpairs.tracks.language.cases import load_language_dataset
 
-    result = classifier_baseline(load_language_dataset(), split=split, n_folds=folds)
+    result = classifier_baseline(language_dataset(), split=split, n_folds=folds)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
