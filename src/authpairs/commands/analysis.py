@@ -15,9 +15,6 @@ from authpairs.report.console import make_console
 if TYPE_CHECKING:
     from authpairs.runs.completeness import Completeness
 
-# The analysis itself (numpy, scipy) is imported inside each command, so that registering these
-# commands costs nothing for the others.
-
 console = make_console()
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write JSON/CSV files here.")]
 

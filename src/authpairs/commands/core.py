@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from authpairs.runs.orchestrator import RunProgress
     from authpairs.runs.records import CaseRecord
 
-# Everything else is imported inside the command that needs it: registering the commands (and
-# so every 'authpairs' call, '--help' included) must not pay for what other commands load.
-
 console = make_console()
 
 

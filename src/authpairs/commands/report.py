@@ -16,8 +16,6 @@ from authpairs.report.console import make_console
 if TYPE_CHECKING:
     from authpairs.report.request import ReportRequest
 
-# The report builder (matplotlib, jinja2, scipy) is imported only when a report is written.
-
 console = make_console()
 
 REPORT_HELP = (
