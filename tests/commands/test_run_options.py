@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from authpairs.analysis.scoring import Score
 from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.cli import app
-from authpairs.commands.run_options import build_config
+from authpairs.commands.run_options import config_of
 from authpairs.report.hints import unavailable_hint
 from authpairs.runs.config import RunConfig, load_config
 
@@ -25,14 +25,14 @@ def cut_off(request: ChatRequest) -> ChatResponse:
 
 
 def test_cli_defaults_are_the_main_job() -> None:
-    from_cli = build_config(None, {})
+    from_cli = config_of({})
     from_file = load_config(REPO / "configs" / "local-smollm2.yaml")
     assert from_cli.model_dump() == from_file.model_dump()
     assert from_cli.resolved_run_id() == from_file.resolved_run_id()
 
 
 def test_other_backends_drop_the_local_only_settings() -> None:
-    config = build_config(None, {"reviewer.backend.kind": "openai"})
+    config = config_of({"backend": "openai"})
     assert config.reviewer.backend.kind == "openai"
     assert config.reviewer.sampling.repetition_penalty is None
     assert config.reviewer.sampling.seed == 7 and config.concurrency == 1
@@ -102,8 +102,8 @@ def test_hint_threshold() -> None:
 
 
 def test_another_dataset_keeps_its_own_default_split() -> None:
-    assert build_config(None, {"dataset": "mine.jsonl"}).split is None
-    assert build_config(None, {"dataset": "language"}).split == "dev"
+    assert config_of({"dataset": "mine.jsonl"}).split is None
+    assert config_of({"dataset": "language"}).split == "dev"
 
 
 def test_run_and_mcp_serve_take_the_same_run_options(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -124,20 +124,13 @@ CONCURRENCY = RunOption("concurrency", "concurrency", int, "Cases in flight (an 
 time, an agent run one case at a time)."""
 
 
-def build_config(config_file: Path | None, overrides: dict[str, Any]) -> RunConfig:
-    """The run configuration of a YAML file, or else the main job's, with dotted-key
-    ``overrides`` laid over it."""
-    from authpairs.runs.config import config_from_dict, load_config
-
-    if config_file is not None:
-        return load_config(config_file, overrides)
-    return config_from_dict({}, overrides, origin="command line")
-
-
 def config_of(values: dict[str, Any], options: tuple[RunOption, ...] = RUN_OPTIONS
               ) -> RunConfig:
-    """The configuration the ``options``' ``values`` (parameter name -> value) describe;
-    options that exclude each other are a usage error naming them."""
+    """The configuration the ``options``' ``values`` (parameter name -> value) describe: the
+    ``config_file``'s, or else the main job's, with the options laid over it; options that
+    exclude each other are a usage error naming them."""
+    from authpairs.runs.config import config_from_dict, load_config
+
     if values.get("limit") is not None and values.get("sample") is not None:
         raise typer.BadParameter("--limit takes the first N cases, --sample a balanced N: "
                                  "give one of them.", param_hint="--sample")
@@ -158,7 +151,9 @@ def config_of(values: dict[str, Any], options: tuple[RunOption, ...] = RUN_OPTIO
         from authpairs.review.guardrails.registry import option_overrides
 
         overrides.update(option_overrides(values["guardrail_option"]))
-    return build_config(values.get("config_file"), overrides)
+    if values.get("config_file") is not None:
+        return load_config(values["config_file"], overrides)
+    return config_from_dict({}, overrides, origin="command line")
 
 
 _CONSUMED = {"config_file", "guardrail_option"}
