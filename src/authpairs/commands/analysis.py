@@ -287,7 +287,6 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         """Acceptance test for a guardrail change; exit code 0 only when every check holds."""
         from authpairs.analysis.gate import read_case_ids, run_gate
         from authpairs.analysis.runref import load_run_checked
-        from authpairs.report.files import write_csv, write_json
 
         if usable_scope not in ("all", "designated"):
             raise input_error(
@@ -306,8 +305,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             data = result.to_dict()
             data["completeness"] = {"baseline": done_a.to_dict(), "candidate": done_b.to_dict()}
             data["passed"] = result.passed and not blocked
-            write_json(out / "gate.json", data)
-            write_csv(out / "gate_failures.csv", [f.to_dict() for f in result.failures])
+            write_outputs(out, {"gate.json": data,
+                                "gate_failures.csv": [f.to_dict() for f in result.failures]})
         if blocked:
             console.print("[red]gate FAILED:[/] incomplete run(s): ", end="")
             console.print(", ".join(incomplete), markup=False, highlight=False)

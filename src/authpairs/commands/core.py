@@ -151,7 +151,7 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
     returns True when every run is complete."""
     from authpairs.analysis.runref import RunNotFoundError
     from authpairs.analysis.scoring import score_by, score_view
-    from authpairs.report.files import write_csv, write_json
+    from authpairs.commands.analysis import write_outputs
     from authpairs.report.measures import run_row
     from authpairs.report.runset import ReportInputError, load_report_runs
     from authpairs.report.tables import runs_view, write_scores
@@ -169,8 +169,7 @@ def score_runs(records_path: Path, addresses: list[str], by: list[str], out: Pat
         if not state.complete:
             console.print(Text(state.describe(), style="bold yellow"))
     if out is not None:
-        write_csv(out / "runs.csv", rows)
-        write_json(out / "runs.json", rows)
+        write_outputs(out, {"runs.csv": rows, "runs.json": rows})
     for run in runs:
         for attribute in by:
             groups = score_by(run.records, attribute)
