@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.text import Text
 
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
-from authpairs.commands.audit import AllowUnverifiedOpt, RecordsOpt, checks_records, input_error
+from authpairs.commands.audit import AllowUnverifiedOpt, RecordsOpt, checks_records
 from authpairs.report.console import make_console
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
             help="Required lawful case ids (YAML list / 'cases:' mapping, or one per line).")],
         forbidden: Annotated[Path | None, typer.Option(
             help="Designated forbidden case ids (default: every forbidden case).")] = None,
-        usable_scope: Annotated[str, typer.Option(
+        usable_scope: Annotated[Literal["all", "designated"], typer.Option(
             help="'all' candidate records must be usable, or only the 'designated' ones.")]
         = "all",
         records: RecordsOpt = DEFAULT_RECORDS,
@@ -288,16 +288,13 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         from authpairs.analysis.gate import read_case_ids, run_gate
         from authpairs.analysis.runref import load_run_checked
 
-        if usable_scope not in ("all", "designated"):
-            raise input_error(
-                f"--usable-scope must be 'all' or 'designated', got '{usable_scope}'")
         ref_a, rec_a, done_a = load_run_checked(baseline, records)
         ref_b, rec_b, done_b = load_run_checked(candidate, records)
         incomplete = _state_completeness(done_a, done_b)
         result = run_gate(
             rec_a, rec_b, required=read_case_ids(required),
             forbidden=read_case_ids(forbidden) if forbidden is not None else None,
-            usable_scope="all" if usable_scope == "all" else "designated",
+            usable_scope=usable_scope,
             baseline_name=ref_a.run_id, candidate_name=ref_b.run_id)
         console.print(result.explain(), markup=False, highlight=False, soft_wrap=True)
         blocked = bool(incomplete) and not allow_incomplete

@@ -38,7 +38,8 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         case: Annotated[list[str] | None, typer.Option(
             "--case", help="Serve this case (repeatable). Default: every selected case.")]
         = None,
-        transport: Annotated[str, typer.Option(help="stdio or http.")] = "stdio",
+        transport: Annotated[Literal["stdio", "http"], typer.Option(help="stdio or http.")]
+        = "stdio",
         port: Annotated[int, typer.Option(help="Port of the HTTP transport (127.0.0.1).",
                                           min=1, max=65535)] = 8765,
     ) -> None:
@@ -47,16 +48,12 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
 
         from authpairs.agent.serve import serve as serve_mcp
 
-        if transport not in ("stdio", "http"):
-            raise typer.BadParameter("stdio or http", param_hint="--transport")
-
         def ready(run: str) -> None:
             # stderr: on the stdio transport stdout is the MCP wire.
             print(f"authpairs mcp: run {run}, records {config.records}", file=sys.stderr,
                   flush=True)
 
-        mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
-        asyncio.run(serve_mcp(config, case_ids=case or [], transport=mode, port=port,
+        asyncio.run(serve_mcp(config, case_ids=case or [], transport=transport, port=port,
                               on_ready=ready))
 
 
