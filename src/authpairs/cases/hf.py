@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from authpairs.cases.canonical import canonical_json
 from authpairs.cases.dataset import Dataset, DatasetError, validation_error
 from authpairs.cases.models import Case
+from authpairs.errors import DataError
 
 CONFIGS = ("public", "reference")
 SPLITS = ("dev", "test")
@@ -95,8 +96,10 @@ COLUMN_DESCRIPTIONS: dict[str, str] = {
 """What each column of the two configs holds (the dataset card lists them)."""
 
 
-class ExportError(ValueError):
+class ExportError(DataError):
     """The export cannot be written (e.g. the folder already holds files)."""
+
+    hint = "choose an empty --out folder (or pass --force) and a dataset that holds cases"
 
 
 def _pyarrow() -> Any:

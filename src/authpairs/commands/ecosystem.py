@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from authpairs.analysis.defaults import DEFAULT_RECORDS
-from authpairs.commands.audit import RecordsOpt, input_error
+from authpairs.commands.audit import RecordsOpt
+from authpairs.errors import MissingDependencyError
 from authpairs.report.console import make_console
 
 console = make_console()
@@ -32,17 +33,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         with the expected cases and a configuration that 'authpairs audit' verifies.
         """
         try:
-            from authpairs.integrations.inspect_import import (
-                InspectImportError,
-                import_inspect_log,
-            )
+            from authpairs.integrations.inspect_import import import_inspect_log
         except ImportError as exc:
-            raise input_error(f"Inspect AI is not installed ({exc}) (hint: pip install "
-                              "'authpairs[inspect]')") from exc
-        try:
-            runs = import_inspect_log(log, run_id, records)
-        except InspectImportError as exc:
-            raise input_error(exc) from exc
+            raise MissingDependencyError("inspect_ai", "inspect", "import-inspect") from exc
+        runs = import_inspect_log(log, run_id, records)
         if len(runs) > 1:
             console.print(f"{len(runs)} epochs: one run per epoch (repetitions of one "
                           "configuration)", highlight=False)
@@ -64,13 +58,10 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         = False,
     ) -> None:
         """Write a dataset as Parquet (configs 'public' and 'reference') with a dataset card."""
-        from authpairs.cases.hf import ExportError, export_hf
+        from authpairs.cases.hf import export_hf
         from authpairs.tracks.registry import resolve_dataset
 
-        try:
-            counts = export_hf(resolve_dataset(dataset), out, force=force)
-        except ExportError as exc:
-            raise input_error(exc) from exc
+        counts = export_hf(resolve_dataset(dataset), out, force=force)
         sizes = ", ".join(f"{split} {n}" for split, n in counts.items())
         console.print(f"wrote {out}: configs public + reference ({sizes}) and README.md",
                       highlight=False)

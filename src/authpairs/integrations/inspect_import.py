@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import Case
 from authpairs.enforce.effect_record import EffectRecord
+from authpairs.errors import DataError
 from authpairs.integrations.inspect_backend import InspectBackendConfig
 from authpairs.integrations.inspect_requests import (
     InspectInputError,
@@ -55,8 +56,11 @@ if TYPE_CHECKING:
 TASK_NAMES = ("authpairs/language", "authpairs/native", "authpairs/cases")
 
 
-class InspectImportError(ValueError):
+class InspectImportError(DataError):
     """The log cannot be imported; the message names the log and the reason."""
+
+    hint = ("import the log of an 'inspect eval authpairs/...' task run on the current dataset "
+            "and prompts; run '{command} --help' for what it takes")
 
 
 @dataclass
