@@ -482,24 +482,3 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         recheck_inputs(report, records, dataset, reviewer.render)
         recheck_effects(report, records, dataset)
     return report
-
-
-__all__ = [
-    "AuditReport",
-    "Finding",
-    "RenderedReviewer",
-    "as_recorded",
-    "audit_run",
-    "formal_attempts",
-    "outcome_difference",
-    "recheck_completeness",
-    "recheck_decisions",
-    "recheck_effect",
-    "recheck_effects",
-    "recheck_inputs",
-    "recorded_reviewer",
-    "reparse",
-    "stored_config",
-    "stored_records",
-    "verify_chain",
-]
