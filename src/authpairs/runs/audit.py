@@ -48,7 +48,7 @@ from authpairs.runs.config import RunConfig, header_config
 from authpairs.runs.records import AgentCall, AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.reviewed import Parser, safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
-from authpairs.runs.store import RecordStore, header_sha256
+from authpairs.runs.store import RecordStore, changed_keys, header_sha256
 
 _COLUMNS = {"case": ("case_id", "input_sha256", "status", "decision", "dispatch", "label"),
             "attempt": ("case_id", "attempt_no", "kind", "input_sha256")}
@@ -379,10 +379,8 @@ def recorded_reviewer(report: AuditReport, config: RunConfig, info: RunInfo) -> 
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")
         return None
-    templates, recorded = reviewer.template_hashes(), info.template_sha256
-    if templates != recorded:
-        changed = sorted(k for k in set(templates) | set(recorded)
-                         if templates.get(k) != recorded.get(k))
+    changed = changed_keys(reviewer.template_hashes(), info.template_sha256)
+    if changed:
         report.add("run header", "template-hash", f"templates differ from the recorded ones: "
                    f"{', '.join(changed)}")
     return reviewer
