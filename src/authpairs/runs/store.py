@@ -47,8 +47,8 @@ SCHEMA_VERSION = 5
    messages)."""
 
 READABLE_VERSIONS = (2, 3, 4, 5)
-"""Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
-for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
+"""Versions this code reads: 2 as it is (no seal to check), 3 and later in full. A version 2
+file opened for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
 
 _ADDED_TABLES = {
     4: """CREATE TABLE agent_calls (
