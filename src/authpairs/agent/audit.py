@@ -339,9 +339,3 @@ def _check_trajectories(report: AuditReport, store: RecordStore, run_id: str,
         elif trajectory.tool_calls != len(calls.get(case_id, [])):
             report.add(name, "agent-trajectory", f"the agent made {trajectory.tool_calls} tool "
                        f"call(s), {len(calls.get(case_id, []))} are recorded")
-
-
-__all__ = [
-    "audit_agent_run",
-    "audit_run",
-]

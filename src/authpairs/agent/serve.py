@@ -20,6 +20,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal
 
 from authpairs.agent.server import build_server
@@ -98,12 +99,8 @@ async def serve(config: RunConfig, *, case_ids: Sequence[str] = (),
         raise ConfigError(f"unknown transport {transport!r} (stdio or http)")
     cases = select_cases(config, case_ids)
     run_id = config.run_id or new_run_id()
+    ready = partial(on_ready, run_id) if on_ready is not None else lambda: None
     async with open_session(config, cases, run_id, transport) as agent:
-
-        def ready() -> None:
-            if on_ready is not None:
-                on_ready(run_id)
-
         if transport == "stdio":
             await _serve_stdio(agent, ready)
         else:

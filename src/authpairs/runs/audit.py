@@ -48,7 +48,7 @@ from authpairs.runs.config import RunConfig, header_config
 from authpairs.runs.records import AgentCall, AttemptRecord, CaseRecord, RunInfo
 from authpairs.runs.reviewed import Parser, safe_parse
 from authpairs.runs.reviewers import rebuilt_reviewer
-from authpairs.runs.store import RecordStore, header_sha256
+from authpairs.runs.store import RecordStore, changed_keys, header_sha256
 
 _COLUMNS = {"case": ("case_id", "input_sha256", "status", "decision", "dispatch", "label"),
             "attempt": ("case_id", "attempt_no", "kind", "input_sha256")}
@@ -200,11 +200,9 @@ def formal_attempts(store: RecordStore, run_id: str) -> dict[str, list[AttemptRe
     """The formal attempts of each case of a run, in attempt order (one per case in a normal
     run, one per reviewed call in an agent run)."""
     out: dict[str, list[AttemptRecord]] = {}
-    for attempt in store.attempts(run_id):
+    for attempt in sorted(store.attempts(run_id), key=lambda a: a.attempt_no):
         if attempt.kind == "formal":
             out.setdefault(attempt.case_id, []).append(attempt)
-    for attempts in out.values():
-        attempts.sort(key=lambda a: a.attempt_no)
     return out
 
 
@@ -379,10 +377,8 @@ def recorded_reviewer(report: AuditReport, config: RunConfig, info: RunInfo) -> 
         report.skipped.append(f"re-parse, input and template checks: the reviewer that ran "
                               f"cannot be rebuilt here: {exc}")
         return None
-    templates, recorded = reviewer.template_hashes(), info.template_sha256
-    if templates != recorded:
-        changed = sorted(k for k in set(templates) | set(recorded)
-                         if templates.get(k) != recorded.get(k))
+    changed = changed_keys(reviewer.template_hashes(), info.template_sha256)
+    if changed:
         report.add("run header", "template-hash", f"templates differ from the recorded ones: "
                    f"{', '.join(changed)}")
     return reviewer
@@ -482,24 +478,3 @@ def audit_run(store: RecordStore, run_id: str, *, dataset: Dataset | None = None
         recheck_inputs(report, records, dataset, reviewer.render)
         recheck_effects(report, records, dataset)
     return report
-
-
-__all__ = [
-    "AuditReport",
-    "Finding",
-    "RenderedReviewer",
-    "as_recorded",
-    "audit_run",
-    "formal_attempts",
-    "outcome_difference",
-    "recheck_completeness",
-    "recheck_decisions",
-    "recheck_effect",
-    "recheck_effects",
-    "recheck_inputs",
-    "recorded_reviewer",
-    "reparse",
-    "stored_config",
-    "stored_records",
-    "verify_chain",
-]

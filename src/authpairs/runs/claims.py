@@ -59,6 +59,3 @@ def claimed_cases(store: RecordStore, run_id: str, pending: Iterator[Case], bloc
                 if case.case_id not in held:
                     on_skipped(case.case_id, case.case_id in recorded)
         yield from (case for case in block if case.case_id in held)
-
-
-__all__ = ["CLAIM_SPAN_S", "ClaimBlocks", "claimed_cases"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from authpairs.runs.records import RunInfo
@@ -55,8 +56,8 @@ def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
 
     Both lists are compared sorted, side by side, rather than as sets: a run of 100,000 cases
     needs lists of references, not hash tables, while its records are read."""
-    expected = _distinct(sorted(info.expected_case_ids))
-    recorded = _distinct(sorted(recorded_ids))
+    expected = [case_id for case_id, _ in groupby(sorted(info.expected_case_ids))]
+    recorded = [case_id for case_id, _ in groupby(sorted(recorded_ids))]
     missing: list[str] = []
     unexpected: list[str] = []
     at = 0  # the first recorded id not yet compared
@@ -72,9 +73,3 @@ def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
     return Completeness(run_id=info.run_id, expected=len(expected),
                         recorded=len(expected) - len(missing), missing=tuple(missing),
                         unexpected=tuple(unexpected))
-
-
-def _distinct(ids: list[str]) -> list[str]:
-    """The sorted ``ids`` without repeats."""
-    return [case_id for number, case_id in enumerate(ids)
-            if not number or ids[number - 1] != case_id]

@@ -31,7 +31,6 @@ import authpairs.main_job as main_job
 from authpairs.backends.config import (
     BACKEND_KINDS,
     BackendConfig,
-    BackendConfigBase,
     LocalBackendConfig,
     SamplingConfig,
 )
@@ -41,9 +40,6 @@ from authpairs.runs.agent_config import AgentModelConfig
 from authpairs.yamlfiles import first_error, read_yaml_mapping
 
 __all__ = [
-    "BackendConfig",
-    "BackendConfigBase",
-    "ConfigError",
     "ReviewerConfig",
     "RunConfig",
     "SamplingConfig",

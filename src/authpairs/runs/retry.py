@@ -97,6 +97,3 @@ class FailureLog:
                                 sum(self._pending.values()), now - self._last, causes)
             self._pending.clear()
         self._last = now
-
-
-__all__ = ["MAX_RETRY_AFTER_S", "SUMMARY_INTERVAL_S", "FailureLog", "RetryPolicy"]

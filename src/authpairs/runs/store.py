@@ -47,8 +47,8 @@ SCHEMA_VERSION = 5
    messages)."""
 
 READABLE_VERSIONS = (2, 3, 4, 5)
-"""Versions this code reads: 2 as it is (no seal to check), 3 in full. A version 2 file opened
-for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
+"""Versions this code reads: 2 as it is (no seal to check), 3 and later in full. A version 2
+file opened for writing is migrated to 3 (:func:`_migrate_2_to_3`)."""
 
 _ADDED_TABLES = {
     4: """CREATE TABLE agent_calls (
@@ -181,6 +181,11 @@ def _dumps(value: Any) -> str:
 def header_sha256(row: dict[str, Any]) -> str:
     """SHA-256 of a run header's stored columns (the genesis of the run's chain)."""
     return text_sha256(_dumps({k: row[k] for k in _HEADER_COLUMNS}))
+
+
+def changed_keys(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The keys whose values differ between ``old`` and ``new`` (or that only one has), sorted."""
+    return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
 
 
 def _patiently(action: Callable[[], T], what: str) -> T:
@@ -388,27 +393,20 @@ class RecordStore:
         _patiently(insert, f"{self.path}: writing the header of run '{info.run_id}'")
         existing = self.get_run(info.run_id)
         assert existing is not None
-        if existing.config_sha256 != info.config_sha256:
-            raise RecordStoreError(
-                f"run '{info.run_id}' already exists in {self.path} with a different "
-                f"configuration ({existing.config_sha256[:12]} != {info.config_sha256[:12]}); "
-                "choose another --run-id")
-        if existing.manifest_sha256 != info.manifest_sha256:
-            raise RecordStoreError(
-                f"run '{info.run_id}' already exists in {self.path} for a different dataset "
-                "manifest; choose another --run-id")
-        if sorted(existing.expected_case_ids) != sorted(info.expected_case_ids):
-            raise RecordStoreError(
-                f"run '{info.run_id}' already exists in {self.path} for a different set of "
-                "cases (split or limit changed); choose another --run-id")
-        if existing.template_sha256 != info.template_sha256:
-            changed = sorted(k for k in set(existing.template_sha256) | set(info.template_sha256)
-                             if existing.template_sha256.get(k) != info.template_sha256.get(k))
-            raise RecordStoreError(
-                f"run '{info.run_id}' already exists in {self.path} rendered another way "
-                f"(templates or rendering changed since it started: {', '.join(changed)}); its "
-                "records and new ones would mix two renderings under one run id; choose another "
-                "--run-id")
+        changed = changed_keys(existing.template_sha256, info.template_sha256)
+        for differs, how in (
+                (existing.config_sha256 != info.config_sha256, "with a different configuration "
+                 f"({existing.config_sha256[:12]} != {info.config_sha256[:12]})"),
+                (existing.manifest_sha256 != info.manifest_sha256,
+                 "for a different dataset manifest"),
+                (sorted(existing.expected_case_ids) != sorted(info.expected_case_ids),
+                 "for a different set of cases (split or limit changed)"),
+                (bool(changed), "rendered another way (templates or rendering changed since it "
+                 f"started: {', '.join(changed)}); its records and new ones would mix two "
+                 "renderings under one run id")):
+            if differs:
+                raise RecordStoreError(f"run '{info.run_id}' already exists in {self.path} {how}; "
+                                       "choose another --run-id")
         return existing
 
     def run_row(self, run_id: str) -> dict[str, Any] | None:
