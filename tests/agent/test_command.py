@@ -28,7 +28,8 @@ def test_an_unknown_case_or_transport_is_an_error(tmp_path: Path) -> None:
     assert not records.exists()
     result = runner.invoke(app, ["mcp", "serve", "--dataset", "examples", "--transport", "sse",
                                  "--baseline", "always-allow", "--records", str(records)])
-    assert result.exit_code == 2 and "stdio or http" in result.output
+    assert result.exit_code == 2 and "--transport" in result.output
+    assert "'sse' is not one of 'stdio', 'http'" in result.output
 
 
 def test_a_serve_session_does_not_reuse_a_run(tmp_path: Path) -> None:
