@@ -452,41 +452,46 @@ class OpenAIBackend:
         except httpx.TransportError as exc:
             raise counted_failure(endpoint.breaker, endpoint.base_url, exc) from exc
 
-    async def post_json(self, path: str, payload: dict[str, Any],
-                        max_events: int | None = None) -> tuple[Any, float, str]:
+    async def post_json(self, path: str, payload: dict[str, Any]) -> tuple[Any, float, str]:
         """POST ``payload`` to ``path`` (``chat/completions`` or ``completions``) of the
-        least-loaded endpoint, with :meth:`complete`'s error rules; returns the JSON body, the
-        latency and the endpoint (the agent's tool-calling chat,
-        :mod:`authpairs.backends.tool_chat`, reads the body itself).
-
-        Without ``max_events`` the reply comes in one piece within the deadline (the whole reply
-        is the only progress). With it the request is streamed (``stream: true``): each event is
-        progress for the attempt's clock, more than ``max_events`` is a malformed stream, and the
-        body returned is the one the same request returns without streaming (assembled by
-        :class:`StreamAssembler`)."""
+        least-loaded endpoint, answered in one piece within the deadline (the whole reply is the
+        only progress), with :meth:`complete`'s error rules; returns the JSON body, the latency
+        and the endpoint (the agent's tool-calling chat, :mod:`authpairs.backends.tool_chat`,
+        reads the body itself)."""
         endpoint = self._pick()
-        if max_events is not None:
-            payload = {**payload, "stream": True, "stream_options": {
-                "include_usage": True, **payload.get("stream_options", {})}}
+        async with self._slot(endpoint), self._clock(endpoint), \
+                self._clients.client() as client:
+            started = time.perf_counter()
+            reply = await client.post(endpoint.urls[path], content=json.dumps(payload))
+            elapsed = time.perf_counter() - started
+        check_status(endpoint.base_url, reply, endpoint.breaker)
+        return _json_body(endpoint, reply.content), elapsed, endpoint.base_url
+
+    async def _post_streamed(self, path: str, payload: dict[str, Any],
+                             max_tokens: int) -> tuple[Any, float, str]:
+        """One streamed JSON POST (``stream: true``): each event is progress for the attempt's
+        clock; returns the body the same request returns without streaming (assembled by
+        :class:`StreamAssembler`), the latency and the endpoint."""
+        endpoint = self._pick()
+        payload = {**payload, "stream": True,
+                   "stream_options": {"include_usage": True, **payload.get("stream_options", {})}}
         async with self._slot(endpoint), self._clock(endpoint) as clock, \
                 self._clients.client() as client:
             started = time.perf_counter()
-            # "Connection: close" when streamed: llama.cpp's server closes the connection after a
-            # streamed reply although it advertises keep-alive, and a request sent on that
-            # connection in the meantime would fail without reaching it. A loopback connect
-            # costs nothing.
+            # "Connection: close": llama.cpp's server closes the connection after a streamed
+            # reply although it advertises keep-alive, and a request sent on that connection in
+            # the meantime would fail without reaching it. A loopback connect costs nothing.
             async with client.stream("POST", endpoint.urls[path], content=json.dumps(payload),
-                                     headers=None if max_events is None
-                                     else {"Connection": "close"}) as reply:
+                                     headers={"Connection": "close"}) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
                 check_status(endpoint.base_url, reply, endpoint.breaker)
-                if max_events is None or not reply.headers.get(
-                        "content-type", "").startswith("text/event-stream"):
-                    # Not streamed, or a server that ignores "stream": one body.
-                    body = _json_body(endpoint, await reply.aread())
+                content, body = b"", None
+                if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                    content = await reply.aread()  # a server that ignores "stream": one body
                 else:
-                    assembler = StreamAssembler(raw=path == "completions", max_events=max_events)
+                    assembler = StreamAssembler(raw=path == "completions",
+                                                max_events=max_tokens + STREAM_EVENT_MARGIN)
                     try:
                         async for line in reply.aiter_lines():
                             if assembler.add_line(line):
@@ -495,6 +500,8 @@ class OpenAIBackend:
                     except TransportError as exc:
                         raise TransportError(f"{endpoint.base_url}: {exc}") from exc
             elapsed = time.perf_counter() - started
+        if body is None:
+            body = _json_body(endpoint, content)
         return body, elapsed, endpoint.base_url
 
     async def complete(self, request: ChatRequest, sampling: SamplingConfig) -> ChatResponse:
@@ -502,12 +509,12 @@ class OpenAIBackend:
         (:mod:`authpairs.backends.liveness`): streamed when the backend streams."""
         payload = build_payload(self.model, request, sampling, self.extra_body, self.param_names)
         path = completion_path(request)
-        max_events = None
         if self.stream:
             limit = payload.get("max_tokens")
-            max_events = (limit if isinstance(limit, int) else sampling.max_tokens) \
-                + STREAM_EVENT_MARGIN
-        body, elapsed, base_url = await self.post_json(path, payload, max_events)
+            body, elapsed, base_url = await self._post_streamed(
+                path, payload, limit if isinstance(limit, int) else sampling.max_tokens)
+        else:
+            body, elapsed, base_url = await self.post_json(path, payload)
         try:
             return parse_completion(body, latency_s=elapsed, endpoint=base_url)
         except TransportError as exc:
