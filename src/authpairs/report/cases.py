@@ -124,7 +124,7 @@ class _Columns:
             "run": run, "case": index, "label": ref(case.label), "cluster": ref(case.facts.cluster),
             "family": ref(case.facts.attributes.get("family")), "outcome": ref(case.outcome),
             "reason": ref(case.reason), "through": int(case.went_through),
-            "dispatch": ref(getattr(getattr(record, "dispatch", None), "value", None)),
+            "dispatch": ref(record.dispatch.value if record is not None else None),
             "executed": -1 if enforced is None else int(enforced.executed),
             "verified": -1 if case.verified is None else int(case.verified),
             "audit_ok": -1 if enforced is None else int(enforced.audit_ok),

@@ -200,9 +200,9 @@ def formal_attempts(store: RecordStore, run_id: str) -> dict[str, list[AttemptRe
     """The formal attempts of each case of a run, in attempt order (one per case in a normal
     run, one per reviewed call in an agent run)."""
     out: dict[str, list[AttemptRecord]] = {}
-    for attempt in sorted(store.attempts(run_id), key=lambda a: a.attempt_no):
-        if attempt.kind == "formal":
-            out.setdefault(attempt.case_id, []).append(attempt)
+    formal = (attempt for attempt in store.attempts(run_id) if attempt.kind == "formal")
+    for attempt in sorted(formal, key=lambda a: a.attempt_no):
+        out.setdefault(attempt.case_id, []).append(attempt)
     return out
 
 

@@ -512,6 +512,7 @@ class RecordStore:
                      (head, length, seal(header, head, length), run_id))
         if mine:  # kept only if the transaction commits (a rollback forgets every run)
             self.written_chains[run_id] = (head, length)
+
     @staticmethod
     def _recorded(conn: sqlite3.Connection,
                   keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -552,7 +553,8 @@ class RecordStore:
                         continue
                     keys.add(key)
                     chain = entries.setdefault(first.run_id, [])
-                    chain += [] if record is None else [("case", record)]
+                    if record is not None:
+                        chain.append(("case", record))
                     chain += [("attempt", a) for a in attempts]
                     stored.append(record is not None)
                 for run_id, run_entries in entries.items():
