@@ -54,31 +54,18 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{path}[{index}]")
 
 
-def _texts(value: Any, out: list[str]) -> list[str]:
-    """Every string in a JSON value (mapping keys included), appended to ``out``."""
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        out.extend(map(str, value))
-        for item in value.values():
-            _texts(item, out)
-    elif isinstance(value, list):
-        for item in value:
-            _texts(item, out)
-    return out
-
-
 def control_tokens_in(case: PublicCase) -> list[tuple[str, str]]:
     """``(field, spelling)`` of every control-token spelling in the case's public text, in
     field order (``evidence.documents[0].text``; a mapping key as ``request.arguments (key)``).
 
-    The text is searched at once, its strings a line apart (no spelling holds a line break);
-    the fields are walked only to name where the spellings found are."""
-    public = case.model_dump(mode="json")
-    if CONTROL_TOKEN.search("\n".join(_texts(public, []))) is None:
+    Every spelling starts with ``<`` or is ``[@BOS@]``, which the case's JSON text holds as
+    they are: a case whose JSON text has neither spells nothing, and only the others' fields
+    are walked."""
+    as_json = case.model_dump_json()
+    if "<" not in as_json and "[@BOS@]" not in as_json:
         return []
     found: list[tuple[str, str]] = []
-    for field, dumped in public.items():
+    for field, dumped in case.model_dump(mode="json").items():
         for path, text in _strings(dumped, field):
             found.extend((path, match.group()) for match in CONTROL_TOKEN.finditer(text))
     return found

@@ -77,14 +77,38 @@ def test_every_spelling_of_every_family_is_found_in_every_field(family: str) -> 
         assert {field for field, _ in found} == {dotted(path)}
 
 
+def test_each_spelling_alone_is_found() -> None:
+    """A field that is one spelling and nothing else is found too (no other character of the
+    case's JSON text gives it away): every spelling, each in the next field in turn."""
+    for index, token in enumerate(EVERY_TOKEN):
+        path = PATHS[index % len(PATHS)]
+        found = control_tokens_in(inject(CASE, path, token, "instead"))
+        assert found == [(dotted(path), token)], (dotted(path), token)
+
+
 @SETTINGS
-@given(texts=st.lists(st.lists(st.sampled_from([*"<>|[]@\n _a", "\uff5c", *EVERY_TOKEN]),
-                              max_size=8).map("".join), max_size=4))
-def test_one_search_over_the_lines_finds_what_each_string_holds(texts: list[str]) -> None:
-    """``control_tokens_in`` searches a case's strings joined a line apart: that finds a
-    spelling exactly when one of the strings holds one (no spelling spans a line break)."""
-    joined = CONTROL_TOKEN.search("\n".join(texts)) is not None
-    assert joined == any(CONTROL_TOKEN.search(text) for text in texts)
+@given(path=st.sampled_from(PATHS), where=WHERE,
+       text=st.lists(st.sampled_from([*"<>|[]@\n\"\\ _a\x01\x1f", "\uff5c", "\u2028",
+                                       *EVERY_TOKEN]), max_size=8).map("".join))
+def test_the_json_text_misses_no_spelling(path: Any, where: str, text: str) -> None:
+    """``control_tokens_in`` walks only a case whose JSON text holds ``<`` or ``[@BOS@]``: JSON's
+    escapes (quotes, backslashes, control characters) never hide one, so it finds exactly the
+    spellings the field's own string holds."""
+    case = inject(CASE, path, text, where)
+    expected = [m.group() for string in _every_string(case.model_dump(mode="json"))
+                for m in CONTROL_TOKEN.finditer(string)]
+    assert [token for _, token in control_tokens_in(case)] == expected
+
+
+def _every_string(value: Any) -> list[str]:
+    """Every string in a JSON value, mapping keys before their values, in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in [key, *_every_string(item)]]
+    if isinstance(value, list):
+        return [s for item in value for s in _every_string(item)]
+    return []
 
 
 # --- token ids: Harmony ------------------------------------------------------------------------
