@@ -12,9 +12,10 @@ once, with 16 requests in flight, through:
 * ``inspect eval`` -- Inspect AI's CLI running the ``authpairs/cases`` task on the same file.
 
 Each command runs in its own process; wall time and peak RSS are measured from outside
-(``os.wait4``); variants alternate within each repeat so their ratios are comparable on a noisy
-machine, and the verdict is the median ratio. A second part runs ``authpairs run --baseline
-always-allow`` on 2,000, 20,000 and 100,000 cases for peak memory against the number of cases.
+(``os.wait4``); variants alternate within each repeat (every other repeat in the opposite
+order) so their ratios are comparable on a noisy machine, and the verdict is the median ratio.
+A second part runs ``authpairs run --baseline always-allow`` on 2,000, 20,000 and 100,000 cases
+for peak memory against the number of cases.
 The stub is pinned to the last CPU (it stands for a model server elsewhere) where ``taskset``
 exists.
 
@@ -137,7 +138,8 @@ def overhead(tmp: Path, n: int, latencies: list[float], repeat: int, jitter: flo
                "INSPECT_LOG_LEVEL": "error"}
         try:
             for round_no in range(repeat):
-                for variant in variants:
+                # every other round in the opposite order, so no variant always runs first
+                for variant in variants if round_no % 2 == 0 else variants[::-1]:
                     tag = f"r{latency:g}-{round_no}-{variants.index(variant)}"
                     wall, rss = timed(commands(variant, cases, bodies, url, tmp, tag),
                                       _env_of(variant, env, against))
