@@ -13,8 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "docs" / "benchmarks.md"
 ORDER = ["harness", "cli_start", "verify", "language", "native", "effects", "analysis", "overhead",
-         "overhead_jitter", "phases", "http_clients", "fail_fast",
-         "report", "report_cases", "main_job"]
+         "overhead_against", "instructions", "overhead_jitter", "phases", "http_clients",
+         "fail_fast", "report", "report_cases", "main_job"]
 
 HEADER = HERE / "benchmarks_header.md"
 
