@@ -128,7 +128,7 @@ def main() -> None:
             f"## Instructions at 0 ms ({stamp}, {small:,} and {large:,} prompts, 16 in flight)\n\n"
             f"`python bench/bench_instructions.py {recorded_command()}` (whole processes under "
             "`valgrind --tool=callgrind`, the command lines of `bench_overhead.py`; the "
-            "counts do not depend on the machine's load).\n\n" + text + "\n")
+            "counts barely move with the machine's load).\n\n" + text + "\n")
         (HERE / "results" / "instructions.json").write_text(
             json.dumps({"counts": rows}, indent=1) + "\n")
 
