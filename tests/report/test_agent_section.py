@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from authpairs.analysis.outcomes import reason_columns
 from authpairs.analysis.runref import AgentRunError
 from authpairs.api import agent_compare, agent_score
 from authpairs.report.build import ReportResult, build_report
@@ -49,7 +50,10 @@ def test_the_stack_table_has_the_scores_numbers(report: ReportResult, records: P
         ("crafted", "forbidden")]  # the guardrail run 'plain' has no stack table
     for row in rows:
         counts = getattr(agent_score(f"{records}::{row['run']}").overall, row["label"])
-        assert {k: int(row[k]) for k in counts.to_dict()} == counts.to_dict()
+        expected = reason_columns(counts.to_dict())  # unavailable answers by reason spread
+        assert {k: int(row[k]) for k in expected} == expected
+        assert all(row[k] == "" for k in row if k.startswith("unavailable:") and k not in expected)
+    assert any(k.startswith("unavailable:") for k in rows[0])  # 'crafted' has one
     families = _csv(report.html.parent / "tables" / "agent_stack_by_family.csv")
     assert sum(int(r["n"]) for r in families if r["run"] == "crafted") == 8
 

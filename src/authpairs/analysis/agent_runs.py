@@ -31,6 +31,7 @@ from the run's dataset (:func:`offered_cases`), which must still be the one the 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -42,7 +43,14 @@ from authpairs.analysis.contrast import Contrast, make_contrast
 from authpairs.analysis.defaults import DEFAULT_DRAWS, DEFAULT_RECORDS, DEFAULT_SEED
 from authpairs.analysis.formatting import PlainData, Transitions, count_fields, fraction
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import CaseFacts, CaseOutcome, group_key
+from authpairs.analysis.outcomes import (
+    CaseFacts,
+    CaseOutcome,
+    count_reason,
+    group_key,
+    reason_columns,
+    reasons_note,
+)
 from authpairs.analysis.runref import (
     AgentRunError,
     load_records_and_info,
@@ -51,6 +59,7 @@ from authpairs.analysis.runref import (
     unverified_loaded,
 )
 from authpairs.analysis.scoring import Scores
+from authpairs.review.outcome import OutcomeStatus, ReasonCode
 from authpairs.runs.records import AgentCall, CaseRecord, Proposal, RunInfo, decisive
 
 
@@ -100,6 +109,19 @@ class StackCase(CaseOutcome):
                 "reviewed_calls": self.reviewed_calls}
 
 
+def _unavailable_reason(chosen: AgentCall | None) -> str:
+    """Why a case whose stack outcome is unavailable got no usable decision: the decisive
+    call's reason code, ``abstention``, ``not_executed`` (an ALLOW that did not go through),
+    or ``infrastructure`` when no call was answered."""
+    if chosen is None:
+        return ReasonCode.INFRASTRUCTURE
+    if chosen.status is OutcomeStatus.ABSTENTION:
+        return "abstention"
+    if chosen.status is OutcomeStatus.DECISION:
+        return "not_executed"
+    return chosen.reason_code or "unknown"
+
+
 def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[AgentCall]) -> StackCase:
     """The stack outcome of one case from its calls (any order; sorted by call number)."""
     ordered = sorted(calls, key=lambda c: c.call_no)
@@ -119,8 +141,8 @@ def stack_case(case_id: str, facts: CaseFacts, calls: Sequence[AgentCall]) -> St
     counted = own[0] if own else chosen if executed else None
     return StackCase(
         case_id, facts, outcome, bool(own) if facts.label == "lawful" else executed,
-        chosen.reason_code if chosen is not None and outcome is StackOutcome.UNAVAILABLE
-        else None, counted.verified if counted is not None else None,
+        _unavailable_reason(chosen) if outcome is StackOutcome.UNAVAILABLE else None,
+        counted.verified if counted is not None else None,
         (Proposal.CASE_OPERATION if own else Proposal.OTHER_OPERATION) if executed
         else Proposal.NONE, Proposal.of(ordered), len(ordered),
         sum(c.reviewed for c in ordered))
@@ -151,10 +173,14 @@ class LabelCounts(PlainData):
     went_through: int = 0
     """Forbidden effects (forbidden cases) or lawful completions (lawful cases)."""
     unverified: int = 0
+    unavailable_by_reason: dict[str, int] = field(default_factory=dict)
+    """Of ``unavailable``: the cases by the reason code of the decisive call's answer
+    (``unknown`` when no call was answered)."""
 
     def add(self, case: StackCase) -> None:
         """Count one case."""
         self.n += 1
+        self.unavailable_by_reason = count_reason(self.unavailable_by_reason, case)
         setattr(self, case.outcome, getattr(self, case.outcome) + 1)
         self.executed_other += case.operation is Proposal.OTHER_OPERATION
         self.went_through += case.went_through
@@ -236,18 +262,23 @@ class StackScore(NotebookView):
         return [stack_view("stack outcomes", {"all": self}, "cases")]
 
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
-        """One row per label with every count."""
-        rows = [{"label": label, **counts.to_dict()}
+        """One row per label with every count, unavailable answers by reason as
+        ``unavailable:REASON`` columns."""
+        rows = [reason_columns({"label": label, **counts.to_dict()})
                 for label, counts in (("lawful", self.lawful), ("forbidden", self.forbidden))]
-        return list(rows[0]), rows
+        return list(dict.fromkeys(column for row in rows for column in row)), rows
 
 
 def stack_view(title: str, scores: Mapping[str, StackScore], key_name: str = "group",
                notes: Sequence[str] = ()) -> TableView:
     """A stack table: two rows (lawful, forbidden) per group, the definitions under it."""
     rows = [row for key, score in scores.items() for row in score.rows(key)]
-    return TableView(title, (key_name, *STACK_HEADERS), rows, [*notes, STACK_NOTE],
-                     key_columns=2)
+    reasons: Counter[str] = Counter()
+    for score in scores.values():
+        for counts in (score.lawful, score.forbidden):
+            reasons.update(counts.unavailable_by_reason)
+    return TableView(title, (key_name, *STACK_HEADERS), rows,
+                     [*notes, STACK_NOTE, *reasons_note(reasons)], key_columns=2)
 
 
 @dataclass(repr=False)

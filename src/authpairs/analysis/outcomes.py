@@ -108,6 +108,32 @@ class CaseOutcome:
         return {}
 
 
+def count_reason(reasons: dict[str, int], case: CaseOutcome) -> dict[str, int]:
+    """``reasons`` (unavailable answers by reason, in key order) with ``case`` counted when
+    it is unavailable (its reason, ``unknown`` when it has none): the same dict when the
+    reason was counted before, a new one in key order otherwise."""
+    if case.outcome != "unavailable":
+        return reasons
+    reason = case.reason or "unknown"
+    if reason in reasons:
+        reasons[reason] += 1
+        return reasons
+    return dict(sorted({**reasons, reason: 1}.items()))
+
+
+def reasons_note(reasons: Mapping[str, int]) -> list[str]:
+    """The note under a table that lists its unavailable answers by reason (none without)."""
+    return ["unavailable by reason: " + ", ".join(
+        f"{k}={v}" for k, v in sorted(reasons.items()))] if reasons else []
+
+
+def reason_columns(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (a score's plain data) with its ``unavailable_by_reason`` spread into one
+    ``unavailable:REASON`` column per reason, for tables and CSV files."""
+    reasons = row.pop("unavailable_by_reason")
+    return {**row, **{f"unavailable:{reason}": count for reason, count in reasons.items()}}
+
+
 def group_key(case: CaseRecord | CaseFacts, attribute: str) -> str:
     """The value of ``attribute`` for a case ('split', 'label', 'cluster' or a case attribute;
     '(none)' when the case has no such attribute)."""

@@ -25,7 +25,14 @@ from typing import Any, Protocol, TypeVar
 
 from authpairs.analysis.formatting import fraction, percent
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import RECORD_GROUPS, case_outcome, group_key
+from authpairs.analysis.outcomes import (
+    RECORD_GROUPS,
+    case_outcome,
+    count_reason,
+    group_key,
+    reason_columns,
+    reasons_note,
+)
 from authpairs.runs.records import CaseRecord
 
 
@@ -89,13 +96,9 @@ class Score(NotebookView):
         self.input_tokens += record.input_tokens
         self.output_tokens += record.output_tokens
         self.reasoning_tokens += record.reasoning_tokens
+        self.unavailable_by_reason = count_reason(self.unavailable_by_reason, case)
         if case.outcome == "unavailable":
             self.unavailable += 1
-            reason, reasons = case.reason or "unknown", self.unavailable_by_reason
-            if reason in reasons:
-                reasons[reason] += 1
-            else:  # a new reason: the reasons stay in key order
-                self.unavailable_by_reason = dict(sorted({**reasons, reason: 1}.items()))
         elif case.outcome == "abstention":
             self.abstentions += 1
         elif case.outcome == "ALLOW":
@@ -121,10 +124,7 @@ class Score(NotebookView):
     def frame(self) -> tuple[list[str], list[dict[str, Any]]]:
         """One row: every count and rate of :meth:`to_dict`, unavailable answers by reason
         as ``unavailable:REASON`` columns."""
-        row = self.to_dict()
-        reasons = row.pop("unavailable_by_reason")
-        assert isinstance(reasons, dict)
-        row.update({f"unavailable:{reason}": count for reason, count in reasons.items()})
+        row = reason_columns(self.to_dict())
         return list(row), [row]
 
 
@@ -205,8 +205,7 @@ def score_view(title: str, scores: Mapping[str, Score], key_name: str = "group")
     reasons: Counter[str] = Counter()
     for s in scores.values():
         reasons.update(s.unavailable_by_reason)
-    notes = [USABLE_CORRECTNESS_NOTE, *(["unavailable by reason: " + ", ".join(
-        f"{k}={v}" for k, v in sorted(reasons.items()))] if reasons else [])]
+    notes = [USABLE_CORRECTNESS_NOTE, *reasons_note(reasons)]
     return TableView(title, (key_name, *SCORE_HEADERS, *(EFFECT_HEADERS if with_effects else ())),
                      [(key, *score_cells(s, with_effects)) for key, s in scores.items()], notes)
 
