@@ -18,6 +18,9 @@ from authpairs.api import agent_compare, agent_score
 from authpairs.report.build import ReportResult, build_report
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import ReportInputError
+from authpairs.report.tables import describe_run
+from authpairs.runs.completeness import completeness
+from authpairs.runs.store import RecordStore
 from tests.agent_records import record_agent_and_plain_runs
 
 
@@ -118,3 +121,24 @@ def test_an_agent_run_is_not_composed(records: Path, tmp_path: Path) -> None:
     with pytest.raises(ReportInputError, match="--compose: agent runs are not composed"):
         build_report(ReportRequest(runs=["plain"], records=records, out=tmp_path,
                                    compose=["plain", "open"]))
+
+
+def test_an_agent_runs_declined_cases_are_not_missing(report: ReportResult,
+                                                      records: Path) -> None:
+    """An agent run records a case only when a call reached the guardrail: the report, the
+    runs listing and the completeness line call the other cases declined, not missing."""
+    meta = json.loads((report.html.parent / "report.json").read_text())
+    assert meta["incomplete"] == []
+    assert "INCOMPLETE" not in report.html.read_text()
+    with RecordStore(records, readonly=True) as store:
+        info = store.get_run("crafted")
+        assert info is not None and info.is_agent_run
+        done = store.done_case_ids("crafted")
+    assert describe_run(info, len(done))["recorded"] == "6/8 (2 declined)"
+    state = completeness(info, done)
+    assert state.complete and state.declined == 2 and state.missing == ()
+    assert "the agent declined the other 2" in state.describe()
+    guardrail_run = info.model_copy(update={"config": {k: v for k, v in info.config.items()
+                                                       if k != "agent"}})
+    plain = completeness(guardrail_run, done)
+    assert not plain.complete and len(plain.missing) == 2  # a guardrail run would miss them

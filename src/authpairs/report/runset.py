@@ -55,7 +55,10 @@ class ReportRun:
 
     @property
     def missing(self) -> int:
-        """Selected cases without a record (0 when complete or unknown)."""
+        """Selected cases without a record (0 when complete or unknown; an agent run's cases
+        without a record were declined by the agent, not missing)."""
+        if self.info.is_agent_run:
+            return 0
         return max(0, (self.expected or 0) - len(self.records))
 
     @property

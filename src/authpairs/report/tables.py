@@ -156,7 +156,10 @@ def describe_run(info: RunInfo, recorded: int) -> dict[str, str]:
     if resolved.get("sample"):
         where += f" (sample {resolved['sample']}, seed {resolved.get('sample_seed', 0)})"
     expected = len(info.expected_case_ids) or info.manifest.get("n_cases")
-    flag = "" if not expected or recorded >= int(expected) else " INCOMPLETE"
+    flag = ""
+    if expected and recorded < int(expected):  # an agent run records the cases it took on
+        flag = (f" ({int(expected) - recorded} declined)" if info.is_agent_run
+                else " INCOMPLETE")
     reviewer = name.reviewer if name.kind == "interface" else f"{name.kind} {name.reviewer}"
     return {"run id": info.run_id, "reviewer": reviewer, "interface": name.interface,
             "model": name.model, "dataset": where,

@@ -1,7 +1,9 @@
 """Is a run complete? Recorded case ids against the ids the run header expects.
 
 Every reader of a run (score, compare, report, export, gate) states ``n recorded of N expected``
-and lists the missing ids, so an interrupted run is never mistaken for a finished one.
+and lists the missing ids, so an interrupted run is never mistaken for a finished one. An agent
+run records a case only when one of its calls reached the guardrail, so there an expected case
+without a record is one the agent declined, not a missing one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class Completeness:
     recorded: int
     missing: tuple[str, ...]
     unexpected: tuple[str, ...]
+    declined: int = 0
+    """An agent run's expected cases without a record: the agent declined them."""
 
     @property
     def complete(self) -> bool:
@@ -40,6 +44,9 @@ class Completeness:
             more = f" and {len(self.missing) - SHOWN_IDS} more" if len(
                 self.missing) > SHOWN_IDS else ""
             text += f"; INCOMPLETE, {len(self.missing)} missing: {shown}{more}"
+        if self.declined:
+            text += (f"; the agent declined the other {self.declined} (an agent run records a "
+                     "case when a call reached the guardrail)")
         if self.unexpected:
             text += f"; {len(self.unexpected)} records not in the expected set"
         return text
@@ -48,7 +55,7 @@ class Completeness:
         """Plain data for scores.json and exports."""
         return {"run_id": self.run_id, "expected": self.expected, "recorded": self.recorded,
                 "complete": self.complete, "missing": list(self.missing),
-                "unexpected": list(self.unexpected)}
+                "unexpected": list(self.unexpected), "declined": self.declined}
 
 
 def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
@@ -70,6 +77,8 @@ def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
         else:
             missing.append(case_id)
     unexpected += recorded[at:]
+    declined = len(missing) if info.is_agent_run else 0
     return Completeness(run_id=info.run_id, expected=len(expected),
-                        recorded=len(expected) - len(missing), missing=tuple(missing),
-                        unexpected=tuple(unexpected))
+                        recorded=len(expected) - len(missing),
+                        missing=() if declined else tuple(missing),
+                        unexpected=tuple(unexpected), declined=declined)
