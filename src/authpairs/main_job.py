@@ -40,9 +40,14 @@ PREFLIGHT: Final = True
 INFRA_RETRIES: Final = 3
 """Retries of an attempt that failed in transport (the server, not the answer)."""
 DEADLINE_S: Final = 600.0
-"""The longest an attempt waits for progress (:data:`~authpairs.backends.config.DEADLINE_HELP`):
-long enough for a small model on CPU to process its prompt, short enough to notice a hung
-server. The paper's GPU runs used 3,600 s (``configs/paper/``)."""
+"""The longest an attempt waits for progress (:data:`DEADLINE_HELP`): long enough for a small
+model on CPU to process its prompt, short enough to notice a hung server. The paper's GPU runs
+used 3,600 s (``configs/paper/``)."""
+DEADLINE_HELP: Final = (
+    "Seconds an attempt waits for progress before it is abandoned as an infrastructure timeout: "
+    "the whole reply, or for a streaming backend (the embedded server, stream: true) the next "
+    "streamed token, so a slow but progressing generation is never cut off.")
+"""What ``deadline_s`` means, in one sentence (its field description and ``--deadline`` help)."""
 
 TEMPERATURE: Final = 0.0
 SEED: Final = 7

@@ -26,6 +26,7 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 
+from authpairs import main_job
 from authpairs.agent.server import CASE_META_KEY
 from authpairs.agent.trajectory import StopReason, Trajectory
 from authpairs.backends.base import BackendError, EndpointDownError, TransportError
@@ -54,7 +55,7 @@ class AgentLoop:
     """Runs the agent's model on cases through one connected MCP client."""
 
     def __init__(self, client: Client, chat: ToolChat, settings: AgentModelConfig, *,
-                 run_id: str, retries: int = 3) -> None:
+                 run_id: str, retries: int = main_job.INFRA_RETRIES) -> None:
         self.client = client
         self.chat = chat
         self.settings = settings

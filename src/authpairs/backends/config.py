@@ -22,15 +22,6 @@ from authpairs.registry import Registry, load_object
 if TYPE_CHECKING:
     from authpairs.backends.base import Backend
 
-DEFAULT_DEADLINE_S = main_job.DEADLINE_S
-"""The default ``deadline_s`` (:data:`~authpairs.main_job.DEADLINE_S`; :data:`DEADLINE_HELP`)."""
-
-DEADLINE_HELP = ("Seconds an attempt waits for progress before it is abandoned as an "
-                 "infrastructure timeout: the whole reply, or for a streaming backend (the "
-                 "embedded server, stream: true) the next streamed token, so a slow but "
-                 "progressing generation is never cut off.")
-"""What ``deadline_s`` means, in one sentence (field description and ``--deadline`` help)."""
-
 STREAM_HELP = ("Read replies as server-sent events (stream: true); each event is progress for "
                "the deadline. The answer recorded is the one the server gives without streaming.")
 
@@ -65,7 +56,8 @@ class BackendConfigBase(BaseModel):
 
     kind: str
     model: str = Field(default="", description="Model name sent to the server.")
-    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, description=DEADLINE_HELP)
+    deadline_s: float = Field(default=main_job.DEADLINE_S, gt=0,
+                              description=main_job.DEADLINE_HELP)
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Passed through, e.g. vLLM chat_template_kwargs.")
 

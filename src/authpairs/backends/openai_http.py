@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from authpairs import main_job
 from authpairs.backends import liveness
 from authpairs.backends.base import (
     BackendError,
@@ -42,7 +43,7 @@ from authpairs.backends.base import (
     TransportError,
 )
 from authpairs.backends.breaker import HTTP_CAUSES, Breaker, counted_failure, none_left
-from authpairs.backends.config import DEFAULT_DEADLINE_S, OpenAIBackendConfig, SamplingConfig
+from authpairs.backends.config import OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
 from authpairs.backends.preflight import check_models_endpoint
@@ -351,7 +352,7 @@ class OpenAIBackend:
 
     def __init__(self, base_urls: list[str], model: str, *,
                  concurrency_per_endpoint: int | None = None,
-                 deadline_s: float = DEFAULT_DEADLINE_S, extra_body: dict[str, Any] | None = None,
+                 deadline_s: float = main_job.DEADLINE_S, extra_body: dict[str, Any] | None = None,
                  api_key: str | None = None, param_names: dict[str, str] | None = None,
                  stream: bool = False,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:

@@ -109,10 +109,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "--no-preflight for a server without a models endpoint. Default: "
               f"--{'' if main_job.PREFLIGHT else 'no-'}preflight.",
               ("--preflight/--no-preflight",)),
-    RunOption("deadline", "reviewer.backend.deadline_s", float, "Seconds an attempt may go "
-              "without progress: the whole reply, or the next streamed token with the embedded "
-              "server (it streams), so a slow generation that keeps producing is never cut "
-              f"off. Default: {main_job.DEADLINE_S:g}.", minimum=0.001),
+    RunOption("deadline", "reviewer.backend.deadline_s", float,
+              f"{main_job.DEADLINE_HELP} Default: {main_job.DEADLINE_S:g}.", minimum=0.001),
 )
 """Every option of a run, in the order ``--help`` lists them."""
 

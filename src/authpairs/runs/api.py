@@ -23,6 +23,7 @@ from authpairs.runs.config import RunConfig, session_sha256
 from authpairs.runs.orchestrator import RunOrchestrator, RunProgress
 from authpairs.runs.progress import ProgressDisplay
 from authpairs.runs.records import RunInfo
+from authpairs.runs.retry import MAX_RETRY_AFTER_S
 from authpairs.runs.reviewers import make_reviewer
 from authpairs.runs.store import RecordStore
 from authpairs.tracks.registry import TRACKS, resolve_dataset
@@ -139,13 +140,14 @@ async def run_async(config: RunConfig, *, progress: bool | ProgressDisplay = Tru
             enforcer = (sync_stack.enter_context(make_enforcer(config))
                         if config.enforce and dataset.has_effects() else None)
             # a claimed case stays reserved for this process for every attempt's deadline
-            # plus the longest retry waits, plus a margin
+            # plus the longest retry wait after each (a Retry-After is honoured up to
+            # MAX_RETRY_AFTER_S), plus a margin
             attempts = config.infra_retries + 1
             orchestrator = RunOrchestrator(run_id, reviewer, store, enforcer=enforcer,
                                            concurrency=config.concurrency,
                                            infra_retries=config.infra_retries,
-                                           lease_s=config.reviewer.backend.deadline_s
-                                           * attempts + 60.0 * attempts + 60.0,
+                                           lease_s=(config.reviewer.backend.deadline_s
+                                                    + MAX_RETRY_AFTER_S) * attempts + 60.0,
                                            deadline_s=config.reviewer.backend.deadline_s)
             state = await orchestrator.run(dataset, progress=progress)
             state.written_chain = store.written_chains.get(run_id)

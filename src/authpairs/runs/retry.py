@@ -22,6 +22,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from authpairs import main_job
+
 #: A server's Retry-After is honoured up to this many seconds.
 MAX_RETRY_AFTER_S = 60.0
 
@@ -31,7 +33,7 @@ class RetryPolicy:
     """Up to ``retries`` retries after the first attempt, waiting ``backoff_s`` seconds after the
     first failure and twice as long after each further one."""
 
-    retries: int = 3
+    retries: int = main_job.INFRA_RETRIES
     backoff_s: float = 0.5
 
     @property

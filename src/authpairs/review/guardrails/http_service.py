@@ -31,9 +31,10 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from authpairs import main_job
 from authpairs.backends.base import Backend, ChatRequest, ChatResponse
 from authpairs.backends.breaker import Breaker, counted_failure, none_left
-from authpairs.backends.config import DEFAULT_DEADLINE_S, SamplingConfig
+from authpairs.backends.config import SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.openai_http import check_status
 from authpairs.backends.preflight import check_reachable
@@ -61,7 +62,7 @@ class HttpGuardrailOptions(BaseModel):
     values: dict[str, str] | None = Field(
         default=None, description="Verdict value -> ALLOW/BLOCK/UNKNOWN (ASCII case ignored).")
     parser: str = Field(default="label", description="Named parser for a string verdict.")
-    deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, description="Per request.")
+    deadline_s: float = Field(default=main_job.DEADLINE_S, gt=0, description="Per request.")
     api_key_env: str | None = Field(default=None, description="Env var with a bearer token.")
 
 
