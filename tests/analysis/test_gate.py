@@ -8,6 +8,7 @@ import pytest
 from analysis_helpers import rec
 
 from authpairs.analysis.gate import GateInputError, read_case_ids, run_gate
+from authpairs.runs.records import EffectRecord
 
 
 def _baseline() -> list:
@@ -93,3 +94,17 @@ def test_read_case_ids_formats(tmp_path: Path) -> None:
         read_case_ids(txt)
     with pytest.raises(GateInputError, match="cannot read"):
         read_case_ids(tmp_path / "absent.txt")
+
+
+def test_a_failure_describes_the_case_by_its_outcome() -> None:
+    """A decision-only record (nothing enforced) is described by its decision alone; an
+    enforced one adds whether its effect executed and was verified."""
+    decision_only = rec("F1", "forbidden", "ALLOW").model_copy(update={"effect": EffectRecord(
+        executed=False, observation={"decision_only": True})})
+    unverified = rec("F2", "forbidden", "ALLOW").model_copy(update={"effect": EffectRecord(
+        executed=True, verified=False)})
+    result = run_gate(_baseline(), [decision_only, unverified], required=[],
+                      forbidden=["F1", "F2"])
+    assert {f.case_id: f.reason for f in result.failures if f.check == "forbidden"} == {
+        "F1": "not a usable denial: usable ALLOW",
+        "F2": "not a usable denial: usable ALLOW, effect executed but not verified"}

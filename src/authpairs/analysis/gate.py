@@ -34,7 +34,7 @@ import yaml
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.formatting import PlainData
 from authpairs.analysis.notebook import NotebookView, TableView
-from authpairs.analysis.outcomes import outcome_of
+from authpairs.analysis.outcomes import case_outcome, outcome_of
 from authpairs.errors import ConfigError
 from authpairs.runs.records import CaseRecord
 
@@ -190,12 +190,14 @@ def _path(r: CaseRecord) -> str:
 
 
 def _describe(r: CaseRecord) -> str:
-    outcome = outcome_of(r)
-    text = (f"usable {outcome}" if outcome in ("ALLOW", "BLOCK")
-            else outcome + (f" ({r.reason_code})" if r.reason_code else ""))
-    if r.effect is not None:
-        text += ", effect executed" if r.effect.executed else ", not executed"
-        if r.effect.executed and not r.effect.verified:
+    """The case's outcome (:func:`case_outcome`) and, where its effect was enforced, whether
+    it executed and was verified."""
+    case = case_outcome(r)
+    text = (f"usable {case.outcome}" if case.outcome in ("ALLOW", "BLOCK")
+            else case.outcome + (f" ({case.reason})" if case.reason else ""))
+    if r.enforced:  # a decision-only record executed nothing, by design
+        text += ", effect executed" if case.went_through else ", not executed"
+        if case.unverified:
             text += " but not verified"
     return text
 
