@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authpairs.analysis.formatting import format_p
+from authpairs.analysis.formatting import format_p, fraction
 from authpairs.analysis.notebook import TableView
 from authpairs.analysis.scoring import Score
 from authpairs.report.files import write_csv, write_json
@@ -67,7 +67,7 @@ def runs_view(rows: Sequence[dict[str, Any]]) -> TableView:
         if key.endswith("_sha256"):
             return str(value)[:8]
         if key in ("forbidden_effects", "lawful_completions"):
-            return f"{value}/{row['forbidden' if key == 'forbidden_effects' else 'lawful']}"
+            return fraction(value, row["forbidden" if key == "forbidden_effects" else "lawful"])
         return str(value)
 
     notes = [f"dataset {rows[0].get('dataset')}, manifest {manifests.pop()}"
