@@ -12,7 +12,7 @@ from authpairs.analysis.groups import native_group_measures, quartet_measures
 from authpairs.analysis.runref import RunRef
 from authpairs.report.measures import engine_label_rows, seed_groups, seed_summary
 from authpairs.report.runset import ReportRun
-from authpairs.runs.records import CaseRecord, RunInfo
+from authpairs.runs.records import CaseRecord, EffectRecord, RunInfo
 from tests.analysis.analysis_helpers import rec
 from tests.report.conftest import NATIVE, native_record
 
@@ -102,6 +102,24 @@ def test_seed_summary_mean_min_max_and_interval() -> None:
     assert rows["incorrect_approval_rate"]["max"] == 100.0
     assert rows["incorrect_approval_rate"]["mean"] == pytest.approx(50.0)
     assert "lawful_completion_rate" not in rows  # no effects were enforced
+
+
+def test_seed_summary_reads_effect_rates_only_where_effects_were_enforced() -> None:
+    """Decision-only records (an effect record saying so) have no effect rates, as in the score
+    and runs tables; enforced ones count what went through."""
+    def record(case: str, label: str, outcome: str, decision_only: bool) -> CaseRecord:
+        r = rec(case, label, outcome, effect=True, cluster=case)
+        return r if not decision_only else r.model_copy(update={"effect": EffectRecord(
+            executed=False, observation={"decision_only": True})})
+
+    for decision_only in (True, False):
+        records = [record("l", "lawful", "ALLOW", decision_only),
+                   record("f", "forbidden", "ALLOW", decision_only)]
+        rows = {r["rate"]: r for r in seed_summary(seed_groups([_run("r", records, 0)]),
+                                                  draws=50)}
+        assert ("forbidden_effect_rate" in rows) is not decision_only
+        if not decision_only:
+            assert rows["forbidden_effect_rate"]["pooled"] == 100.0
 
 
 def test_engine_label_counts() -> None:

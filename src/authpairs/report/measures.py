@@ -12,11 +12,10 @@ from typing import Any
 import numpy as np
 
 from authpairs.analysis.groups import native_group_measures, quartet_measures
-from authpairs.analysis.outcomes import DECISIONS, case_outcome, group_key, outcome_of
+from authpairs.analysis.outcomes import DECISIONS, CaseOutcome, case_outcome, group_key, outcome_of
 from authpairs.analysis.scoring import score_by, score_records
 from authpairs.analysis.stats import DEFAULT_DRAWS, DEFAULT_SEED, cluster_bootstrap_ratios
 from authpairs.report.runset import ReportRun
-from authpairs.runs.records import CaseRecord
 
 _VERSION_KEYS = ("authpairs", "python")
 
@@ -52,33 +51,32 @@ def run_row(run: ReportRun) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Rate:
-    """A per-record rate: which records count (numerator) out of which (denominator)."""
+    """A per-case rate: which case outcomes count (numerator) out of which (denominator)."""
 
     name: str
     title: str
-    hit: Callable[[CaseRecord], bool]
-    among: Callable[[CaseRecord], bool]
+    hit: Callable[[CaseOutcome], bool]
+    among: Callable[[CaseOutcome], bool]
     needs_effects: bool = False
 
 
-def _is(outcome: str) -> Callable[[CaseRecord], bool]:
-    """Whether a record's outcome category is ``outcome``."""
-    return lambda r: outcome_of(r) == outcome
+def _is(outcome: str) -> Callable[[CaseOutcome], bool]:
+    """Whether a case's outcome category is ``outcome``."""
+    return lambda c: c.outcome == outcome
 
 
 RATES: tuple[Rate, ...] = (
-    Rate("usable_correctness", "usable correctness (% of all)",
-         lambda r: case_outcome(r).correct, lambda r: True),
+    Rate("usable_correctness", "usable correctness (% of all)", lambda c: c.correct,
+         lambda c: True),
     Rate("incorrect_approval_rate", "incorrect approvals (% of forbidden)", _is("ALLOW"),
-         lambda r: not r.lawful),
-    Rate("false_denial_rate", "false denials (% of lawful)", _is("BLOCK"), lambda r: r.lawful),
-    Rate("unavailable_rate", "unavailable (% of all)", _is("unavailable"), lambda r: True),
-    Rate("abstention_rate", "abstentions (% of all)", _is("abstention"), lambda r: True),
-    # the one definition of a forbidden effect and a lawful completion: went through
+         lambda c: not c.lawful),
+    Rate("false_denial_rate", "false denials (% of lawful)", _is("BLOCK"), lambda c: c.lawful),
+    Rate("unavailable_rate", "unavailable (% of all)", _is("unavailable"), lambda c: True),
+    Rate("abstention_rate", "abstentions (% of all)", _is("abstention"), lambda c: True),
     Rate("forbidden_effect_rate", "forbidden effects (% of forbidden)",
-         lambda r: r.went_through, lambda r: not r.lawful, needs_effects=True),
+         lambda c: c.went_through, lambda c: not c.lawful, needs_effects=True),
     Rate("lawful_completion_rate", "lawful completions (% of lawful)",
-         lambda r: r.went_through, lambda r: r.lawful, needs_effects=True),
+         lambda c: c.went_through, lambda c: c.lawful, needs_effects=True),
 )
 
 
@@ -120,18 +118,19 @@ def seed_summary(groups: Sequence[SeedGroup], *, draws: int = DEFAULT_DRAWS,
     """
     rows: list[dict[str, Any]] = []
     for group in groups:
-        enforced = all(r.effect is not None for run in group.runs for r in run.records)
+        enforced = all(r.enforced for run in group.runs for r in run.records)
         rates = [rate for rate in RATES if enforced or not rate.needs_effects]
         clusters = sorted({r.cluster for run in group.runs for r in run.records})
         index = {c: i for i, c in enumerate(clusters)}
         hits = np.zeros((len(group.runs), len(rates), len(clusters)))  # seed x rate x cluster
         sizes = np.zeros_like(hits)
         for k, run in enumerate(group.runs):
+            cases = [case_outcome(r) for r in run.records]
             for m, rate in enumerate(rates):
-                for r in run.records:
-                    if rate.among(r):
-                        sizes[k, m, index[r.cluster]] += 1
-                        hits[k, m, index[r.cluster]] += rate.hit(r)
+                for case in cases:
+                    if rate.among(case):
+                        sizes[k, m, index[case.facts.cluster]] += 1
+                        hits[k, m, index[case.facts.cluster]] += rate.hit(case)
         estimate, low, high = cluster_bootstrap_ratios(hits.sum(axis=0), sizes.sum(axis=0),
                                                        draws=draws, seed=seed)
         seed_hits, seed_sizes = hits.sum(axis=2), sizes.sum(axis=2)  # seed x rate
