@@ -134,7 +134,7 @@ async def test_malformed_and_unknown_calls_and_the_turn_limit(tmp_path: Path) ->
 
 def failing_agent(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> object:
     """A scripted agent whose model fails outright."""
-    from authpairs.backends.base import BackendError
+    from authpairs.errors import BackendError
 
     raise BackendError("the agent's server refused the request")
 

@@ -13,7 +13,7 @@ import socket
 import httpx
 import pytest
 
-from authpairs.backends.base import BackendError, ChatRequest, EndpointDownError, TransportError
+from authpairs.backends.base import ChatRequest, EndpointDownError
 from authpairs.backends.breaker import (
     OPEN_AFTER_FAILURES,
     OPEN_AFTER_S,
@@ -23,6 +23,7 @@ from authpairs.backends.breaker import (
 from authpairs.backends.config import SamplingConfig
 from authpairs.backends.openai_http import OpenAIBackend
 from authpairs.backends.preflight import PreflightError, check_reachable
+from authpairs.errors import BackendError, TransportError
 from tests.backends.fake_server import FaultServer
 
 REQUEST = ChatRequest(messages=[{"role": "user", "content": "hi"}])

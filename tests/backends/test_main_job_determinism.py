@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.backends.base import BackendError
 from authpairs.backends.config import LocalBackendConfig
 from authpairs.backends.local_server import LocalServerBackend
+from authpairs.errors import BackendError
 from tests.backends.main_job import SLICE, MainJobRun, main_job_config, run_main_job
 
 

@@ -12,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from authpairs.backends.base import BackendError, ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.openai_http import OpenAIBackend
+from authpairs.errors import BackendError, TransportError
 from authpairs.runs.config import SamplingConfig
 
 REQUEST = ChatRequest(messages=[{"role": "user", "content": "hi"}],

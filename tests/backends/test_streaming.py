@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.config import LocalBackendConfig, OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.liveness import AttemptClock, paused
 from authpairs.backends.openai_http import (
@@ -26,6 +26,7 @@ from authpairs.backends.openai_http import (
     StreamAssembler,
     parse_completion,
 )
+from authpairs.errors import TransportError
 from authpairs.runs import case_runner
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict

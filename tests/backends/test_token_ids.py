@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from authpairs.backends.base import ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.config import SamplingConfig
 from authpairs.backends.openai_http import (
     OpenAIBackend,
@@ -20,6 +20,7 @@ from authpairs.backends.openai_http import (
     parse_completion,
 )
 from authpairs.cases.canonical import sha256_hex
+from authpairs.errors import TransportError
 from authpairs.runs.records import AttemptRecord
 
 IDS_REQUEST = ChatRequest(prompt="<|start|>user<|message|>hi<|end|>",

@@ -23,11 +23,12 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from authpairs.backends.base import BackendError, ChatRequest
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.config import SamplingConfig
 from authpairs.backends.local_server import LocalServerBackend
 from authpairs.backends.openai_http import OpenAIBackend
 from authpairs.cases.examples import load_examples
+from authpairs.errors import BackendError
 from authpairs.review.interfaces import get_interface
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from authpairs.backends.base import ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.scripted import ScriptedBackend
+from authpairs.errors import TransportError
 from authpairs.review.interfaces import get_interface
 from authpairs.review.reviewers import ModelReviewer
 from authpairs.runs.api import run_async

@@ -6,7 +6,8 @@ import asyncio
 import os
 import time
 
-from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse
+from authpairs.errors import TransportError
 
 
 def allow_direct(request: ChatRequest) -> str:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.backends.base import ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest
 from authpairs.backends.config import SamplingConfig
 from authpairs.backends.openai_http import OpenAIBackend, parse_completion, retry_after_seconds
 from authpairs.cases.dataset import Dataset
+from authpairs.errors import TransportError
 from authpairs.runs import case_runner, retry
 from authpairs.runs.api import run_async
 from authpairs.runs.config import RunConfig, config_from_dict

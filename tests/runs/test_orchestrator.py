@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.scripted import ScriptedBackend
 from authpairs.cases.dataset import Dataset
 from authpairs.cases.models import EffectDescriptor
-from authpairs.errors import ReviewerError
+from authpairs.errors import BackendError, ReviewerError, TransportError
 from authpairs.review.interfaces import get_interface
 from authpairs.review.outcome import Dispatch, OutcomeStatus
 from authpairs.review.reviewers import ModelReviewer

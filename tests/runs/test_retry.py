@@ -9,8 +9,8 @@ from typing import Any, cast
 import pytest
 
 from authpairs.agent.runner import AgentLoop
-from authpairs.backends.base import TransportError
 from authpairs.backends.tool_chat import ToolChat, ToolChatResponse
+from authpairs.errors import TransportError
 from authpairs.runs.agent_config import AgentModelConfig
 from authpairs.runs.retry import MAX_RETRY_AFTER_S, RetryPolicy
 

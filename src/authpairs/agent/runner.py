@@ -29,8 +29,9 @@ from mcp import Client
 from authpairs import main_job
 from authpairs.agent.server import CASE_META_KEY
 from authpairs.agent.trajectory import StopReason, Trajectory
-from authpairs.backends.base import BackendError, EndpointDownError, TransportError
+from authpairs.backends.base import EndpointDownError
 from authpairs.backends.tool_chat import ToolCall, ToolChat, ToolChatResponse
+from authpairs.errors import BackendError, TransportError
 from authpairs.runs.agent_config import AgentModelConfig
 from authpairs.runs.retry import FailureLog, RetryPolicy
 

@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from authpairs.backends.config import SamplingConfig
 from authpairs.cases.canonical import sha256_hex
-from authpairs.errors import BackendError, TransportError
+from authpairs.errors import BackendError
 
-__all__ = ["Backend", "BackendError", "ChatRequest", "ChatResponse", "EndpointDownError",
-           "NoResources", "TransportError", "preflight"]
+__all__ = ["Backend", "ChatRequest", "ChatResponse", "EndpointDownError", "NoResources",
+           "preflight"]
 
 
 class ChatRequest(BaseModel):

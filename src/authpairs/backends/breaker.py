@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from authpairs.backends.base import EndpointDownError, TransportError
+from authpairs.backends.base import EndpointDownError
+from authpairs.errors import TransportError
 
 #: A persistent cause opens the breaker once it has failed every request for this long...
 OPEN_AFTER_S = 3.0

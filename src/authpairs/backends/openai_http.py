@@ -36,17 +36,13 @@ import httpx
 
 from authpairs import main_job
 from authpairs.backends import liveness
-from authpairs.backends.base import (
-    BackendError,
-    ChatRequest,
-    ChatResponse,
-    TransportError,
-)
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.breaker import HTTP_CAUSES, Breaker, counted_failure, none_left
 from authpairs.backends.config import OpenAIBackendConfig, SamplingConfig
 from authpairs.backends.connections import ClientPool
 from authpairs.backends.liveness import AttemptClock
 from authpairs.backends.preflight import check_models_endpoint
+from authpairs.errors import BackendError, TransportError
 
 
 class _Endpoint:

@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, NoResources
+from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import SamplingConfig, ScriptedBackendConfig
-from authpairs.errors import AuthpairsError
+from authpairs.errors import AuthpairsError, BackendError
 from authpairs.registry import RegistryError, load_object
 
 Script = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]

@@ -43,7 +43,7 @@ from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, Field
 
-from authpairs.backends.base import BackendError, ChatRequest, NoResources, TransportError
+from authpairs.backends.base import ChatRequest, NoResources
 from authpairs.backends.config import (
     TOOL_FORMATS,
     BackendConfigBase,
@@ -55,7 +55,7 @@ from authpairs.backends.config import (
 )
 from authpairs.backends.openai_http import OpenAIBackend, build_payload, parse_completion
 from authpairs.backends.scripted import load_script
-from authpairs.errors import ConfigError
+from authpairs.errors import BackendError, ConfigError, TransportError
 
 log = logging.getLogger("authpairs.agent")
 

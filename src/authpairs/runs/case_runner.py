@@ -33,10 +33,11 @@ import time
 from collections.abc import Callable
 
 import authpairs.main_job as main_job
-from authpairs.backends.base import ChatRequest, ChatResponse, TransportError
+from authpairs.backends.base import ChatRequest, ChatResponse
 from authpairs.backends.liveness import AttemptClock
 from authpairs.cases.models import Case
 from authpairs.enforce.base import Enforcer
+from authpairs.errors import TransportError
 from authpairs.review.reviewers import Reviewer
 from authpairs.runs.retry import FailureLog, RetryPolicy
 from authpairs.runs.reviewed import Attempt, Review, safe_parse

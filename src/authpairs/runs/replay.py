@@ -12,8 +12,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from authpairs.backends.base import BackendError, ChatRequest, ChatResponse, NoResources
+from authpairs.backends.base import ChatRequest, ChatResponse, NoResources
 from authpairs.backends.config import BackendConfigBase, SamplingConfig
+from authpairs.errors import BackendError
 from authpairs.runs.store import RecordStore
 
 

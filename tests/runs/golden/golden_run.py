@@ -15,7 +15,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from authpairs.backends.base import ChatRequest, TransportError
+from authpairs.backends.base import ChatRequest
+from authpairs.errors import TransportError
 from authpairs.runs.config import RunConfig
 
 #: The records the previous version of the run path wrote for :func:`golden_config`.
