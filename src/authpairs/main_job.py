@@ -31,6 +31,8 @@ AgentServer: TypeAlias = Literal["in-process", "stdio"]
 """How an agent run's agent reaches the MCP server: in this process, or an ``authpairs mcp
 serve`` child process over stdio."""
 AGENT_SERVER: Final[AgentServer] = "in-process"
+MCP_PORT: Final = 8765
+"""The port ``authpairs mcp serve --transport http`` listens on (on 127.0.0.1)."""
 RECORDS: Final = "runs/authpairs.sqlite"
 """The records file: where a run writes and where a bare ``RUN_ID`` is looked up."""
 SAMPLE_SEED: Final = 0

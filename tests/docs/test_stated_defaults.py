@@ -1,6 +1,7 @@
-"""The defaults the docs state in prose are the main job's (:mod:`authpairs.main_job`): each
-sentence below is written from its constants and must be found in its file (line breaks and
-indentation aside), so a changed default and a stale sentence cannot both stand."""
+"""The defaults the docs state in prose are the main job's (:mod:`authpairs.main_job`) and the
+agent model's (:class:`~authpairs.runs.agent_config.AgentModelConfig`): each sentence below is
+written from them and must be found in its file (line breaks and indentation aside), so a
+changed default and a stale sentence cannot both stand."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 import pytest
 
 import authpairs.main_job as main_job
+from authpairs.runs.agent_config import AgentModelConfig
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = {1: "one", 2: "two"}
 """A count as the docs spell it."""
+AGENT = AgentModelConfig()
 
 STATED: list[tuple[str, str]] = [
     ("README.md", f"records everything to `{main_job.RECORDS}`"),
@@ -31,6 +34,15 @@ STATED: list[tuple[str, str]] = [
                             f"`{main_job.SPLIT}` for the `{main_job.DATASET}` dataset only"),
     ("docs/api.md", f'(with `"sample_seed": S`, default {main_job.SAMPLE_SEED})'),
     ("docs/agents.md", f"(`--records`, default `{main_job.RECORDS}`;"),
+    ("docs/agents.md", f"`--transport http --port {main_job.MCP_PORT}`"),
+    ("docs/agents.md", f"`http://127.0.0.1:PORT/mcp` (default port {main_job.MCP_PORT})"),
+    ("docs/agents.md", f"`http://127.0.0.1:{main_job.MCP_PORT}/mcp` after `authpairs mcp serve "
+                       "--transport http`"),
+    ("docs/agents.md", f"# the default: {AGENT.sampling.temperature}, {AGENT.sampling.seed}, "
+                       f"{AGENT.sampling.max_tokens}"),
+    ("docs/agents.md", f"max_turns: 8 # model turns per case (default {AGENT.max_turns})"),
+    ("docs/agents.md", f"(up to {AGENT.sampling.max_tokens} tokens a turn, {AGENT.max_turns} "
+                       "turns)"),
     ("docs/analysis.md", f"(in `--records`, default `{main_job.RECORDS}`)"),
     ("docs/report.md", f"(in `--records`, default `{main_job.RECORDS}`)"),
     ("docs/report.md", f"(runs in `{main_job.RECORDS}` unless `--records` says otherwise)"),

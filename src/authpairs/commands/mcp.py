@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from authpairs import main_job
 from authpairs.commands.run_options import with_run_options
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def register(app: typer.Typer, data_app: typer.Typer) -> None:
         transport: Annotated[Literal["stdio", "http"], typer.Option(help="stdio or http.")]
         = "stdio",
         port: Annotated[int, typer.Option(help="Port of the HTTP transport (127.0.0.1).",
-                                          min=1, max=65535)] = 8765,
+                                          min=1, max=65535)] = main_job.MCP_PORT,
     ) -> None:
         import asyncio
         import sys
