@@ -317,7 +317,8 @@ def _check_call(report: AuditReport, case: Case, call: AgentCall, reviewer: Revi
         if reviewer.render(proposed_case.public).sha256() != call.input_sha256:
             report.add(_name(call), "input-hash", "the case with the call's operation renders "
                        "to another reviewer input than the recorded one")
-    if call.effect is not None and not call.effect.observation.get("decision_only"):
+    if call.enforced:
+        assert call.effect is not None
         recheck_effect(report, _name(call), call.effect, call.dispatch, proposed, verifiers)
 
 

@@ -141,9 +141,9 @@ def contrasts_section(out: Path, figs: fig.FigureQueue, runs: RunIndex, plan: St
 def compared(a: ReportRun, b: ReportRun, req: ReportRequest) -> Contrast:
     """The contrast of ``--compare A B``: two guardrail runs on the same dataset, request by
     request, or two agent runs, case by case (:func:`compare_stacks`)."""
+    same_dataset(a, b, "--compare")
     if a.agent_score is not None and b.agent_score is not None:
         return compare_stacks(a.agent_score, b.agent_score, draws=req.draws, seed=req.seed)
-    same_dataset(a, b, "--compare")
     try:
         return compare_runs(a.records, b.records, before_run=a.name, after_run=b.name,
                             draws=req.draws, seed=req.seed)
