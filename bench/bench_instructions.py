@@ -112,12 +112,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     small, large = sorted(int(x) for x in args.sizes.split(","))
-    compile_authpairs()
+    compile_authpairs(args.against)
     variants = [*VARIANTS[:2], *([AGAINST] if args.against else [])]
-    if args.against:
-        import compileall
-
-        compileall.compile_dir(args.against / "authpairs", quiet=1)
     with tempfile.TemporaryDirectory() as name:
         rows = count(Path(name), (small, large), variants, args.against)
     text = summary(rows)

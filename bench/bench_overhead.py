@@ -248,11 +248,9 @@ def main() -> None:
         return
     latencies = [float(x) for x in args.latencies.split(",") if x]
     sizes = [int(x) for x in args.memory.split(",") if x]
-    compile_authpairs()
+    compile_authpairs(args.against)
     variants = [*VARIANTS[:2], *([AGAINST] if args.against else []),
                 *([] if args.no_inspect else VARIANTS[2:])]
-    if args.against:
-        compileall.compile_dir(args.against / "authpairs", quiet=1)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -289,13 +287,16 @@ def recorded_command() -> str:
     return shlex.join(arg for arg in sys.argv[1:] if arg != "--write")
 
 
-def compile_authpairs() -> None:
-    """Compile authpairs' modules, as pip compiles an installed wheel: an editable install where
-    Python writes no bytecode (``PYTHONDONTWRITEBYTECODE``) would otherwise compile every module
-    again in every process timed."""
+def compile_authpairs(against: Path | None = None) -> None:
+    """Compile authpairs' modules (and those of the ``against`` source), as pip compiles an
+    installed wheel: an editable install where Python writes no bytecode
+    (``PYTHONDONTWRITEBYTECODE``) would otherwise compile every module again in every process
+    timed."""
     import authpairs
 
     compileall.compile_dir(Path(authpairs.__file__).parent, quiet=1)
+    if against is not None:
+        compileall.compile_dir(against / "authpairs", quiet=1)
 
 
 def _load(values: tuple[float, float, float]) -> str:
