@@ -113,8 +113,18 @@ def test_guardrail_sections_leave_agent_runs_to_the_agent_section(report: Report
         shown = {data["case_ids"][cases["case"][i]]: texts[cases["outcome"][i]] for i in rows}
         assert shown == {case.case_id: case.outcome for case in stack}
     assert "agent_declined" in {texts[cases["outcome"][i]] for i in range(len(cases["run"]))}
-    # browser transitions are between guardrail runs only (agent runs: the transitions section)
-    assert data["pairs"] == []  # one guardrail run: no pair (agent runs: the transitions)
+    # transitions between runs of one kind: the two agent runs, in the stack's transitions
+    # (the --compare pair's, as the transitions section gives them); the one guardrail run
+    # pairs with neither
+    (pair,) = data["pairs"]
+    assert (names[pair["before"]], names[pair["after"]], pair["unit"]) == (
+        "open", "crafted", "cases")
+    letters = {t["letter"]: t["key"] for t in data["transitions"]}
+    shown = {data["case_ids"][i]: letters[code] for i, code in enumerate(pair["codes"])
+             if code != "."}
+    changes = agent_compare(f"{records}::open", f"{records}::crafted", draws=10).comparison.changes
+    assert shown == {c.case_id: c.lost_to or c.transition for c in changes}
+    assert "lost_declined" in shown.values()
 
 
 def test_an_agent_run_is_not_composed(records: Path, tmp_path: Path) -> None:

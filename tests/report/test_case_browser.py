@@ -13,9 +13,11 @@ from pathlib import Path
 
 from authpairs.analysis.compare import compare_records
 from authpairs.analysis.outcomes import outcome_of
+from authpairs.api import agent_compare
 from authpairs.report.build import build_report
 from authpairs.report.request import ReportRequest
 from authpairs.report.runset import load_report_runs
+from tests.agent_records import record_agent_and_plain_runs
 from tests.report.browser import (
     case_browser_filter,
     case_browser_open,
@@ -111,3 +113,26 @@ def test_hostile_texts_read_back_in_the_browser(tmp_path: Path) -> None:
         assert "</script><script>console.error('escaped')</script>" in opened["answer"]
         assert page_problems(session) == []  # the answer's own script never ran
         assert session.evaluate("JSON.stringify(document.scripts.length)") == 2
+
+
+def test_two_agent_runs_pair_in_the_stacks_transitions(tmp_path: Path) -> None:
+    """Two agent runs pair in the browser with the stack's transitions, counted in cases: lost
+    selects every lost case (its splits too) in both runs, and a split selects its own."""
+    records = record_agent_and_plain_runs(tmp_path / "records.sqlite")
+    result = build_report(ReportRequest(runs=["open", "crafted", "plain"], records=records,
+                                        out=tmp_path / "r", compare=("open", "crafted"),
+                                        draws=100))
+    changes = agent_compare(f"{records}::open", f"{records}::crafted",
+                            draws=10).comparison.changes
+    lost = [c for c in changes if c.transition == "lost"]
+    declined = [c for c in lost if c.lost_to == "lost_declined"]
+    with chromium_session(timeout=120) as session:
+        session.open(result.html.resolve().as_uri())
+        shown = case_browser_filter(session, [("pair", "0"), ("transition", "lost")])
+        assert shown["count"] == 2 * len(lost) > 0
+        split = case_browser_filter(session, [("transition", "lost to declining")])
+        assert split["count"] == 2 * len(declined) > 0
+        options = session.evaluate("JSON.stringify(Array.from(document.getElementById("
+                                   "'cb-filter-transition').options, o => o.textContent))")
+        assert [o for o in options[1:] if not o.endswith(" cases)")] == []
+        assert page_problems(session) == []

@@ -142,7 +142,7 @@ def build_report(req: ReportRequest) -> ReportResult:
         guardrails = guardrail_runs(runs)  # agent runs: the agent section (stack outcomes)
         pair = ((loaded.get(req.compare[0]), loaded.get(req.compare[1]))
                 if req.compare is not None else None)
-        agents = agent_pair(pair)  # two agent runs are compared as stacks, case by case
+        agent_pair(pair)  # refuses an agent run against a guardrail run
         builders: tuple[tuple[str, Callable[[], Section | str]], ...] = (
             ("runs", lambda: runs_section(req.out, guardrails)),
             ("seed summaries", lambda: seeds_section(req.out, figs, guardrails, labels, req)),
@@ -172,7 +172,7 @@ def build_report(req: ReportRequest) -> ReportResult:
             sections.append(composition_section(req.out, figs, members, req))
         else:
             omitted["compositions"] = "give --compose R1 R2 [R3 ...]"
-        sections.append(case_section(runs, None if agents else pair))
+        sections.append(case_section(runs, pair))
         sections.insert(0, overview(runs, omitted))
         figs.render()
     html = req.out / "report.html"

@@ -5,8 +5,9 @@ per case record (case-major: a case's records in every run lie together), the ex
 raw answer of its formal attempt, the parse, the dispatch and the verified effect. Every text
 (prompt messages, answers, effect and observation JSON, attributes) is stored once in a table of
 distinct strings and referred to by index, so a prompt shared by eight runs costs its length
-once. Transitions come from :func:`authpairs.analysis.compare.compare_records` (never re-derived
-here) for each pair of :func:`browser_pairs`.
+once. Transitions come from :func:`authpairs.analysis.compare.compare_outcomes` over the runs'
+case outcomes (never re-derived here) for each pair of :func:`browser_pairs`: a guardrail pair
+in the request transitions, an agent pair in the stack's.
 
 :func:`embed_json` writes the value for a ``<script type="application/json">`` element: ASCII
 only, with ``<``, ``>`` and ``&`` escaped, so no record text (``</script>``, ``<!--``, lone
@@ -21,10 +22,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from authpairs.analysis.compare import compare_records
-from authpairs.analysis.formatting import FORBIDDEN_FIELDS, LAWFUL_FIELDS
+from authpairs.analysis.agent_runs import STACK_TRANSITIONS
+from authpairs.analysis.compare import compare_outcomes
+from authpairs.analysis.formatting import REQUEST_TRANSITIONS
 from authpairs.analysis.outcomes import CaseOutcome, case_outcome
-from authpairs.report.paired import guardrail_runs
 from authpairs.report.runset import ReportRun
 from authpairs.report.sections import Section
 from authpairs.runs.records import AttemptRecord, CaseRecord
@@ -39,9 +40,11 @@ BROWSER_FORMAT = 1
 #: consecutive pairs only (the ``--compare`` pair always comes first).
 MAX_PAIRED_RUNS = 8
 
-#: Transition keys in display order (``lost`` split into denial / unavailability), with titles.
-TRANSITIONS: tuple[tuple[str, str], ...] = tuple(
-    (f.key, f.title) for f in (*LAWFUL_FIELDS, *FORBIDDEN_FIELDS))
+#: Transition keys in display order (``lost`` and its splits, ``lost_*``, first), with titles:
+#: a guardrail pair's (:data:`REQUEST_TRANSITIONS`), then those only an agent pair has.
+TRANSITIONS: tuple[tuple[str, str], ...] = tuple({
+    f.key: f.title for names in (REQUEST_TRANSITIONS, STACK_TRANSITIONS)
+    for f in (*names.lawful, *names.forbidden)}.items())
 _LETTER = {key: chr(ord("a") + i) for i, (key, _) in enumerate(TRANSITIONS)}
 _UNMATCHED = "."
 
@@ -49,11 +52,12 @@ _UNMATCHED = "."
 def browser_pairs(runs: Sequence[ReportRun], compare: tuple[ReportRun, ReportRun] | None = None
                   ) -> list[tuple[ReportRun, ReportRun]]:
     """The run pairs whose transitions the browser filters by: the ``--compare`` pair first,
-    then every same-dataset pair of guardrail runs in the order given (earlier = before) for up to
-    :data:`MAX_PAIRED_RUNS` runs, else each run and the next same-dataset run."""
-    runs = guardrail_runs(runs)  # two agent runs are compared as stacks (the transitions)
+    then every same-dataset pair of runs of one kind (two guardrail runs, or two agent runs) in
+    the order given (earlier = before) for up to :data:`MAX_PAIRED_RUNS` runs, else each run and
+    the next such run."""
     same = [(a, b) for a, b in itertools.combinations(runs, 2)
-            if a.info.manifest_sha256 == b.info.manifest_sha256]
+            if a.info.manifest_sha256 == b.info.manifest_sha256
+            and a.info.is_agent_run == b.info.is_agent_run]
     if len(runs) > MAX_PAIRED_RUNS:  # each run's first pair: with the next same-dataset run
         same = [next(firsts) for _, firsts in itertools.groupby(same, key=lambda p: p[0].name)]
     pairs: list[tuple[ReportRun, ReportRun]] = [compare] if compare is not None else []
@@ -167,12 +171,14 @@ def case_data(runs: Sequence[ReportRun],
     pair_rows = []
     for before, after in pairs:
         codes = [_UNMATCHED] * len(case_ids)
-        comparison = compare_records(before.records, after.records,
-                                     before_run=before.name, after_run=after.name)
-        for change in comparison.changes:  # a lost lawful request by its split of lost
+        comparison = compare_outcomes(
+            outcomes[position[before.name]], outcomes[position[after.name]],
+            before_run=before.name, after_run=after.name,
+            names=STACK_TRANSITIONS if before.info.is_agent_run else REQUEST_TRANSITIONS)
+        for change in comparison.changes:  # a lost lawful case by its split of lost
             codes[case_index[change.case_id]] = _LETTER[change.lost_to or change.transition]
         pair_rows.append({"before": position[before.name], "after": position[after.name],
-                          "codes": "".join(codes)})
+                          "unit": comparison.names.unit, "codes": "".join(codes)})
     return {
         "format": BROWSER_FORMAT,
         "runs": [{"name": r.name, "reviewer": r.reviewer, "dataset": r.dataset} for r in runs],
