@@ -1,7 +1,7 @@
-"""The defaults the docs state in prose are the main job's (:mod:`authpairs.main_job`) and the
-agent model's (:class:`~authpairs.runs.agent_config.AgentModelConfig`): each sentence below is
-written from them and must be found in its file (line breaks and indentation aside), so a
-changed default and a stale sentence cannot both stand."""
+"""The defaults the docs state in prose are the main job's (:mod:`authpairs.main_job`), the
+agent model's (:class:`~authpairs.runs.agent_config.AgentModelConfig`) and the record writer's
+batches: each sentence below is written from them and must be found in its file (line breaks
+and indentation aside), so a changed default and a stale sentence cannot both stand."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 import authpairs.main_job as main_job
 from authpairs.runs.agent_config import AgentModelConfig
+from authpairs.runs.orchestrator import MIN_BATCH
+from authpairs.runs.writer import DEFAULT_MAX_DELAY_S
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = {1: "one", 2: "two"}
@@ -43,6 +45,10 @@ STATED: list[tuple[str, str]] = [
     ("docs/agents.md", f"max_turns: 8 # model turns per case (default {AGENT.max_turns})"),
     ("docs/agents.md", f"(up to {AGENT.sampling.max_tokens} tokens a turn, {AGENT.max_turns} "
                        "turns)"),
+    ("docs/architecture.md", f"RecordWriter: one SQLite transaction per {MIN_BATCH} cases or "
+                             f"{DEFAULT_MAX_DELAY_S:g} s"),
+    ("docs/architecture.md", f"(`runs/writer.py`: one transaction per {MIN_BATCH} cases or per "
+                             f"{DEFAULT_MAX_DELAY_S:g} s)"),
     ("docs/analysis.md", f"(in `--records`, default `{main_job.RECORDS}`)"),
     ("docs/report.md", f"(in `--records`, default `{main_job.RECORDS}`)"),
     ("docs/report.md", f"(runs in `{main_job.RECORDS}` unless `--records` says otherwise)"),

@@ -40,7 +40,8 @@ from authpairs.runs.store import RecordStore
 from authpairs.runs.writer import RecordWriter
 
 #: Finished cases are stored in batches of at least this many (more when the concurrency is
-#: higher); a batch that does not fill is stored after the writer's delay (0.2 s) all the same.
+#: higher); a batch that does not fill is stored after the writer's delay
+#: (:data:`~authpairs.runs.writer.DEFAULT_MAX_DELAY_S`) all the same.
 #: It is also the largest claim (:class:`~authpairs.runs.claims.ClaimBlocks`).
 MIN_BATCH = 64
 

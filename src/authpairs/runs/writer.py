@@ -30,7 +30,7 @@ class RecordWriter:
     """
 
     def __init__(self, store: RecordStore, on_stored: Callable[[str, bool], None], *,
-                 batch_size: int = 16, max_delay_s: float = DEFAULT_MAX_DELAY_S) -> None:
+                 batch_size: int, max_delay_s: float = DEFAULT_MAX_DELAY_S) -> None:
         self.store = store
         self.on_stored = on_stored
         self.batch_size = max(1, batch_size)
