@@ -38,7 +38,7 @@ from mcp import Client, StdioServerParameters
 import authpairs.main_job as main_job
 from authpairs.agent.readback import case_proposals, trajectories
 from authpairs.agent.runner import AgentLoop
-from authpairs.agent.serve import new_run_id, open_session, select_cases
+from authpairs.agent.serve import new_run_id, open_session, refuse_existing, select_cases
 from authpairs.agent.server import build_server
 from authpairs.agent.session import AgentSession
 from authpairs.agent.trajectory import Trajectory
@@ -141,10 +141,8 @@ async def run_agent(config: RunConfig, *, case_ids: Sequence[str] = (),
                                      retries=config.infra_retries)
                     await _loop_cases(loop, cases, session.store, run_id, on_case, session)
             else:
-                with RecordStore(config.records) as store:
-                    if store.get_run(run_id) is not None:
-                        raise ConfigError(f"run '{run_id}' already exists in {config.records}; an "
-                                          "agent run starts a new run: choose another --run-id")
+                with RecordStore(config.records) as store:  # before the server starts
+                    refuse_existing(store, run_id, "an agent run")
                 async with _stdio_server(config, cases, run_id) as client:
                     loop = AgentLoop(client, chat, settings, run_id=run_id,
                                      retries=config.infra_retries)

@@ -68,6 +68,14 @@ def select_cases(config: RunConfig, case_ids: Sequence[str] = ()) -> Dataset:
     return dataset
 
 
+def refuse_existing(store: RecordStore, run_id: str, what: str) -> None:
+    """Raise a :class:`ConfigError` when ``run_id`` is already in ``store``: ``what`` (a serve
+    session, an agent run) is a run of its own, its calls numbered from 1."""
+    if store.get_run(run_id) is not None:
+        raise ConfigError(f"run '{run_id}' already exists in {store.path}; {what} starts a new "
+                          "run: choose another --run-id")
+
+
 def new_run_id(prefix: str = "mcp") -> str:
     """A fresh run id per serve session: ``mcp-`` (or ``prefix-``) + UTC time + 6 random hex
     digits."""
@@ -123,10 +131,7 @@ async def open_session(config: RunConfig, cases: Dataset, run_id: str,
             await preflight([reviewer])
         with ExitStack() as sync_stack:
             store = sync_stack.enter_context(RecordStore(config.records))
-            if store.get_run(run_id) is not None:
-                # A serve session is a run of its own: its calls are numbered from 1.
-                raise ConfigError(f"run '{run_id}' already exists in {config.records}; a serve "
-                                  "session starts a new run: choose another --run-id")
+            refuse_existing(store, run_id, "a serve session")
             store.open_run(run_info(run_id, config, reviewer, cases, transport, agent_model))
             enforcer = sync_stack.enter_context(make_enforcer(config))
             runner = CaseRunner(reviewer, enforcer=enforcer,
