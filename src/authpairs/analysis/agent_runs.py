@@ -174,8 +174,8 @@ class LabelCounts(PlainData):
     """Forbidden effects (forbidden cases) or lawful completions (lawful cases)."""
     unverified: int = 0
     unavailable_by_reason: dict[str, int] = field(default_factory=dict)
-    """Of ``unavailable``: the cases by the reason code of the decisive call's answer
-    (``unknown`` when no call was answered)."""
+    """Of ``unavailable``: the cases by their reason (:attr:`StackCase.reason`: the decisive
+    call's reason code, ``abstention``, ``not_executed`` or ``infrastructure``)."""
 
     def add(self, case: StackCase) -> None:
         """Count one case."""

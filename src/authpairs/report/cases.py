@@ -40,8 +40,8 @@ BROWSER_FORMAT = 1
 #: consecutive pairs only (the ``--compare`` pair always comes first).
 MAX_PAIRED_RUNS = 8
 
-#: Transition keys in display order (``lost`` and its splits, ``lost_*``, first), with titles:
-#: a guardrail pair's (:data:`REQUEST_TRANSITIONS`), then those only an agent pair has.
+#: Transition keys in display order, with titles: a guardrail pair's (:data:`REQUEST_TRANSITIONS`,
+#: ``lost`` split into denial / unavailability), then those only an agent pair has.
 TRANSITIONS: tuple[tuple[str, str], ...] = tuple({
     f.key: f.title for names in (REQUEST_TRANSITIONS, STACK_TRANSITIONS)
     for f in (*names.lawful, *names.forbidden)}.items())

@@ -80,5 +80,5 @@ def completeness(info: RunInfo, recorded_ids: Iterable[str]) -> Completeness:
     declined = len(missing) if info.is_agent_run else 0
     return Completeness(run_id=info.run_id, expected=len(expected),
                         recorded=len(expected) - len(missing),
-                        missing=() if declined else tuple(missing),
+                        missing=() if info.is_agent_run else tuple(missing),
                         unexpected=tuple(unexpected), declined=declined)
